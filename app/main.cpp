@@ -1,0 +1,51 @@
+// `trainer`: the command-line entry point. Parses flags, sets up logging, dispatches a subcommand,
+// and turns errors into a one-line message and a non-zero exit code.
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <vector>
+
+#include "app/commands.h"
+#include "core/error.h"
+#include "core/logging.h"
+
+int main(int argc, char** argv) {
+  using namespace trainer;
+  CLI::App cli{"trainer: train YOLO detectors natively (LibTorch)", "trainer"};
+  cli.require_subcommand(0, 1);
+  app::GlobalOptions global;
+  bool show_version = false;
+  cli.add_flag("--version", show_version, "print versions of trainer, LibTorch, CUDA, OpenCV");
+  cli.add_flag("-v,--verbose", global.verbose, "debug output");
+  cli.add_flag("-q,--quiet", global.quiet, "warnings and errors only");
+
+  const std::vector<app::Command> commands = {
+      app::register_config_command(cli, global),
+  };
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return cli.exit(e);
+  }
+  core::init_console_logging(global.quiet     ? core::Verbosity::kQuiet
+                             : global.verbose ? core::Verbosity::kVerbose
+                                              : core::Verbosity::kNormal);
+  try {
+    if (show_version) {
+      app::print_version_report();
+      return 0;
+    }
+    for (const auto& command : commands) {
+      if (command.cli->parsed()) return command.run();
+    }
+    std::cout << cli.help();
+    return 0;
+  } catch (const core::ConfigError& e) {
+    spdlog::error("error: {}", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    spdlog::error("error: {}", e.what());
+    return 1;
+  }
+}

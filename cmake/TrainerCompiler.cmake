@@ -1,0 +1,31 @@
+# Compiler settings shared by every target: warnings, ccache, and a helper for LibTorch PCH reuse.
+
+find_program(TRAINER_CCACHE ccache)
+if(TRAINER_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
+  # Sloppiness lets ccache cache translation units that use a precompiled header; the base dir
+  # makes a fresh clone in another folder hit the same cache entries.
+  set(CMAKE_CXX_COMPILER_LAUNCHER
+      ${CMAKE_COMMAND} -E env
+      "CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime"
+      "CCACHE_BASEDIR=${CMAKE_SOURCE_DIR}" ${TRAINER_CCACHE})
+endif()
+
+add_library(trainer_warnings INTERFACE)
+target_compile_options(trainer_warnings INTERFACE -Wall -Wextra -Wpedantic -Wshadow=local
+                                                  -Wno-unused-parameter)
+if(TRAINER_WERROR)
+  target_compile_options(trainer_warnings INTERFACE -Werror)
+endif()
+
+# trainer_module(NAME SOURCES ... DEPS ... [TORCH]): a static library for one lib/ folder.
+# TORCH modules link LibTorch and reuse the shared precompiled header.
+function(trainer_module name)
+  cmake_parse_arguments(ARG "TORCH" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/lib)
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS} PRIVATE trainer_warnings)
+  if(ARG_TORCH)
+    target_link_libraries(${name} PUBLIC trainer_torch)
+    trainer_use_torch_pch(${name})
+  endif()
+endfunction()

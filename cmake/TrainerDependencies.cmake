@@ -1,0 +1,16 @@
+# Debian-packaged dependencies (installed by scripts/setup.sh).
+find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs)
+find_package(yaml-cpp REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(nlohmann_json REQUIRED)
+find_package(Threads REQUIRED)
+if(TRAINER_BUILD_TESTS)
+  find_package(doctest REQUIRED)
+endif()
+# yaml-cpp 0.7 exports `yaml-cpp`; newer ones `yaml-cpp::yaml-cpp`.
+if(TARGET yaml-cpp::yaml-cpp)
+  set(TRAINER_YAML_TARGET yaml-cpp::yaml-cpp)
+else()
+  set(TRAINER_YAML_TARGET yaml-cpp)
+endif()

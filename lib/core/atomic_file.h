@@ -1,0 +1,16 @@
+// Writing a file so that a crash or kill never leaves a half-written version under its name.
+//
+// Why: configs, results and checkpoints are what a user keeps; the previous complete version must
+// survive a kill at any moment. Write a temporary file beside the target, flush it to disk, then
+// rename it over the target (atomic on POSIX) and flush the directory entry.
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+namespace trainer::core {
+
+// Throws std::runtime_error naming the path on any I/O failure; the target is then untouched.
+void write_file_atomically(const std::filesystem::path& target, std::string_view content);
+
+}  // namespace trainer::core

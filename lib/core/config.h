@@ -1,0 +1,118 @@
+// The typed configuration of a training run.
+//
+// Why: every setting lives in one struct tree so that code reads `cfg.optim.lr0`, not strings, and so
+// that defaults are written once. Flat YAML keys (the reference trainer's names, so a user's
+// Ultralytics `args.yaml` loads) are mapped onto these members by `config_schema.cpp`; our own
+// additions use a prefix naming their section (`optimizer_impl`, `ema_impl`, ...).
+// Defaults equal the reference trainer's `default.yaml` unless a comment says otherwise.
+// No LibTorch here: this header is included by code that must compile fast.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trainer::core {
+
+enum class OptimizerKind { kAuto, kMuSGD, kSGD, kAdamW };
+enum class OptimizerImpl { kScalar, kBatched, kPadded };
+enum class EmaImpl { kScalar, kForeach };
+enum class Precision { kBF16, kFP32 };
+enum class NsDtype { kBF16, kFP32 };
+enum class CacheMode { kNone, kRam };
+
+struct ModelConfig {
+  std::string model = "yolo26n";  // a built-in name (yolo26n..x, yolo11n..x) or a model yaml path
+};
+
+struct DataConfig {
+  std::string data;  // dataset yaml (Ultralytics form); empty only for commands that need no data
+  int64_t imgsz = 640;
+  int64_t batch = 16;
+  int64_t workers = 8;  // capped at run time by the cores available (see the loader)
+  CacheMode cache = CacheMode::kNone;
+};
+
+struct ScheduleConfig {
+  int64_t epochs = 100;
+  int64_t patience = 100;
+  int64_t close_mosaic = 10;
+  double warmup_epochs = 3.0;
+  double warmup_momentum = 0.8;
+  double warmup_bias_lr = 0.1;
+  bool cos_lr = false;
+  double lrf = 0.01;
+};
+
+struct OptimConfig {
+  OptimizerKind optimizer = OptimizerKind::kAuto;
+  double lr0 = 0.01;
+  double momentum = 0.937;
+  double weight_decay = 0.0005;
+  int64_t nbs = 64;
+  // Our additions (reference constants made configurable).
+  OptimizerImpl impl = OptimizerImpl::kPadded;
+  double muon_gain = 0.2;  // the trainer's MuSGD(muon=0.2, sgd=1.0)
+  double sgd_gain = 1.0;
+  int64_t ns_steps = 5;
+  std::vector<double> ns_coefficients{3.4445, -4.7750, 2.0315};  // (a, b, c), length 3
+  NsDtype ns_dtype = NsDtype::kBF16;
+  double max_grad_norm = 10.0;
+};
+
+struct EmaConfig {
+  EmaImpl impl = EmaImpl::kForeach;
+  double decay = 0.9999;
+  double tau = 2000.0;
+};
+
+struct LossConfig {
+  double box = 7.5;
+  double cls = 0.5;
+  double dfl = 1.5;
+};
+
+struct AugmentConfig {
+  double hsv_h = 0.015;
+  double hsv_s = 0.7;
+  double hsv_v = 0.4;
+  double degrees = 0.0;
+  double translate = 0.1;
+  double scale = 0.5;
+  double shear = 0.0;
+  double perspective = 0.0;
+  double flipud = 0.0;
+  double fliplr = 0.5;
+  double mosaic = 1.0;
+  double mixup = 0.0;
+};
+
+struct RunConfig {
+  std::string task = "detect";
+  int64_t seed = 0;
+  bool deterministic = true;
+  Precision precision = Precision::kBF16;  // reference: amp=True; we standardise on BF16 (no scaler)
+  std::string device;                      // "" = first CUDA device if present, else cpu
+  std::string project;                     // "" = runs/<task>
+  std::string name = "train";
+  bool exist_ok = false;
+  int64_t save_period = -1;
+  bool val = true;
+  bool plots = true;
+};
+
+struct TrainConfig {
+  ModelConfig model;
+  DataConfig data;
+  ScheduleConfig schedule;
+  OptimConfig optim;
+  EmaConfig ema;
+  LossConfig loss;
+  AugmentConfig augment;
+  RunConfig run;
+};
+
+bool operator==(const TrainConfig& a, const TrainConfig& b);
+inline bool operator!=(const TrainConfig& a, const TrainConfig& b) { return !(a == b); }
+
+}  // namespace trainer::core

@@ -1,0 +1,67 @@
+// The registry of configuration keys: name, section, type, default, allowed range or choices.
+//
+// Why: loading, validating, printing, writing and comparing a config all walk this one table, so a
+// new key is added in exactly one place and can never be printed but not loaded (or the reverse).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/config.h"
+
+namespace trainer::core {
+
+enum class FieldType { kBool, kInt, kFloat, kString, kPath, kChoice, kFloatList };
+
+using FieldValue = std::variant<bool, int64_t, double, std::string, std::vector<double>>;
+
+// A closed or open interval for numeric fields.
+struct Range {
+  double min = 0;
+  double max = 0;
+  bool min_open = false;
+  bool max_open = false;
+  bool contains(double v) const;
+  std::string describe() const;  // "[0, 1)"
+};
+
+struct FieldSpec {
+  std::string key;
+  std::string section;
+  FieldType type = FieldType::kFloat;
+  std::string help;
+  std::optional<Range> range;        // numeric fields (and each element of a list)
+  std::vector<std::string> choices;  // kChoice, canonical spellings
+  size_t list_size = 0;              // kFloatList
+  std::optional<std::string> yaml_true_choice;   // kChoice: the choice a YAML `true` selects
+  std::optional<std::string> yaml_false_choice;  // kChoice: the choice a YAML `false` selects
+  bool path_like = false;  // kString: resolved like a path when the value looks like one
+  bool alias = false;  // an alternative spelling of another field: loaded, never printed or written
+  std::function<FieldValue(const TrainConfig&)> get;
+  std::function<void(TrainConfig&, const FieldValue&)> set;
+
+  std::string expectation() const;  // "an integer in [1, 100000]", "one of: auto, MuSGD, SGD, AdamW"
+};
+
+// Every key, in the order they are printed and written.
+const std::vector<FieldSpec>& config_fields();
+
+// The field for `key`, or nullptr.
+const FieldSpec* find_field(std::string_view key);
+
+// Keys of the reference trainer's default.yaml that this trainer accepts (so a user's args.yaml loads)
+// but does not use; loading one logs a note naming it.
+bool is_reference_only_key(std::string_view key);
+
+// The valid key closest to `key` by edit distance (our keys and reference keys).
+std::string closest_key(std::string_view key);
+
+// Text form used in tables and YAML: floats with up to 6 significant digits, lists as [a, b, c].
+std::string format_value(const FieldValue& value);
+
+}  // namespace trainer::core

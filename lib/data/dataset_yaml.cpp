@@ -1,0 +1,168 @@
+#include "data/dataset_yaml.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <map>
+#include <stdexcept>
+
+#include "core/error.h"
+
+namespace fs = std::filesystem;
+using trainer::core::ConfigError;
+using trainer::core::SourceLocation;
+
+namespace trainer::data {
+namespace {
+
+SourceLocation at(const YAML::Node& node, const fs::path& file) {
+  return SourceLocation{file.string(), node.Mark().line >= 0 ? node.Mark().line + 1 : 0};
+}
+
+std::vector<fs::path> split_paths(const YAML::Node& node, const fs::path& root,
+                                  const fs::path& file, const char* key, bool check) {
+  std::vector<fs::path> paths;
+  if (!node || node.IsNull()) return paths;
+  std::vector<YAML::Node> items;
+  if (node.IsScalar()) {
+    items.push_back(node);
+  } else if (node.IsSequence()) {
+    for (const auto& item : node) items.push_back(item);
+  } else {
+    throw ConfigError(at(node, file), std::string("'") + key + "' must be a path or a list of paths");
+  }
+  for (const auto& item : items) {
+    if (!item.IsScalar()) {
+      throw ConfigError(at(item, file), std::string("'") + key + "' entries must be paths");
+    }
+    fs::path p = expand_env(item.Scalar());
+    if (p.is_relative()) p = root / p;
+    p = p.lexically_normal();
+    if (check && !fs::exists(p)) {
+      throw ConfigError(at(item, file),
+                        std::string("dataset '") + key + "' path not found: " + p.string());
+    }
+    paths.push_back(p);
+  }
+  return paths;
+}
+
+std::vector<std::string> parse_names(const YAML::Node& node, const fs::path& file) {
+  std::vector<std::string> names;
+  if (node.IsSequence()) {
+    for (const auto& item : node) names.push_back(item.as<std::string>());
+  } else if (node.IsMap()) {
+    std::map<long, std::string> by_id;
+    for (const auto& entry : node) {
+      long id = -1;
+      try {
+        id = entry.first.as<long>();
+      } catch (const YAML::Exception&) {
+        throw ConfigError(at(entry.first, file), "'names' keys must be class ids 0..nc-1");
+      }
+      by_id[id] = entry.second.as<std::string>();
+    }
+    long expected = 0;
+    for (const auto& [id, name] : by_id) {
+      if (id != expected++) {
+        throw ConfigError(at(node, file), "'names' ids must be 0..nc-1 without gaps; missing id " +
+                                              std::to_string(expected - 1));
+      }
+      names.push_back(name);
+    }
+  } else {
+    throw ConfigError(at(node, file), "'names' must be a list or an {id: name} mapping");
+  }
+  if (names.empty()) throw ConfigError(at(node, file), "'names' is empty");
+  return names;
+}
+
+}  // namespace
+
+std::string expand_env(const std::string& text) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (text.compare(i, 2, "${") != 0) {
+      out += text[i++];
+      continue;
+    }
+    const size_t close = text.find('}', i);
+    if (close == std::string::npos) throw std::runtime_error("unterminated ${ in '" + text + "'");
+    const std::string inner = text.substr(i + 2, close - i - 2);
+    const size_t dash = inner.find(":-");
+    const std::string name = inner.substr(0, dash);
+    const char* value = std::getenv(name.c_str());
+    if (value != nullptr && *value != '\0') {
+      out += value;
+    } else if (dash != std::string::npos) {
+      out += inner.substr(dash + 2);
+    } else {
+      throw std::runtime_error("environment variable " + name + " is not set (used in '" + text +
+                               "')");
+    }
+    i = close + 1;
+  }
+  return out;
+}
+
+namespace {
+
+DatasetSpec parse_dataset(const fs::path& file, bool check_paths) {
+  if (!fs::is_regular_file(file)) throw ConfigError("dataset yaml not found: " + file.string());
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(file.string());
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(SourceLocation{file.string(), e.mark.line + 1}, "malformed YAML: " + e.msg);
+  }
+  if (!root.IsMap()) throw ConfigError(SourceLocation{file.string(), 1}, "expected a mapping");
+
+  DatasetSpec spec;
+  spec.yaml_file = fs::absolute(file).lexically_normal();
+  const fs::path dir = spec.yaml_file.parent_path();
+  try {
+    fs::path base = root["path"] ? fs::path(expand_env(root["path"].as<std::string>())) : dir;
+    spec.root = (base.is_relative() ? dir / base : base).lexically_normal();
+  } catch (const std::runtime_error& e) {
+    throw ConfigError(at(root["path"], file), e.what());
+  }
+  if (!root["names"]) throw ConfigError(SourceLocation{file.string(), 0}, "missing key 'names'");
+  spec.names = parse_names(root["names"], file);
+  if (root["nc"] && root["nc"].as<int>() != spec.nc()) {
+    throw ConfigError(at(root["nc"], file), "'nc' is " + root["nc"].as<std::string>() +
+                                                " but 'names' has " + std::to_string(spec.nc()));
+  }
+  if (!root["train"] && !root["val"]) {
+    throw ConfigError(SourceLocation{file.string(), 0}, "missing keys 'train' and 'val'");
+  }
+  try {
+    spec.train = split_paths(root["train"], spec.root, file, "train", check_paths);
+    spec.val = split_paths(root["val"], spec.root, file, "val", check_paths);
+    spec.test = split_paths(root["test"], spec.root, file, "test", check_paths);
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw ConfigError(SourceLocation{file.string(), 0}, e.what());
+  }
+  if (const YAML::Node kpt = root["kpt_shape"]) {
+    if (!kpt.IsSequence() || kpt.size() != 2) {
+      throw ConfigError(at(kpt, file), "'kpt_shape' must be [keypoints, dims]");
+    }
+    spec.kpt_shape = std::array<int, 2>{kpt[0].as<int>(), kpt[1].as<int>()};
+  }
+  if (const YAML::Node flip = root["flip_idx"]) spec.flip_idx = flip.as<std::vector<int>>();
+  return spec;
+}
+
+}  // namespace
+
+DatasetSpec load_dataset_yaml(const fs::path& file, bool check_paths) {
+  try {
+    return parse_dataset(file, check_paths);
+  } catch (const YAML::Exception& e) {  // a value of the wrong shape (a list where a name belongs)
+    throw ConfigError(SourceLocation{file.string(), e.mark.line + 1}, "invalid value: " + e.msg);
+  }
+}
+
+}  // namespace trainer::data

@@ -1,0 +1,40 @@
+// The Ultralytics dataset yaml: where the images are and what the classes are called.
+//
+// Why: the config names a dataset by one file (`data: coco8.yaml`); everything that reads images or
+// labels starts from the resolved, checked form here, so path rules live in one place.
+// Rules: `path` is the dataset root, relative to the yaml's folder (or absolute); `${VAR}` and
+// `${VAR:-default}` expand from the environment (so configs can point at ../shared/data or a mounted
+// COCO); `train`/`val`/`test` are folders, .txt image lists, or lists of those, relative to the root;
+// `names` is a list or an {id: name} map with ids 0..nc-1; `kpt_shape` is optional.
+#pragma once
+
+#include <array>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainer::data {
+
+struct DatasetSpec {
+  std::filesystem::path yaml_file;
+  std::filesystem::path root;
+  std::vector<std::filesystem::path> train;
+  std::vector<std::filesystem::path> val;
+  std::vector<std::filesystem::path> test;
+  std::vector<std::string> names;  // index = class id
+  std::optional<std::array<int, 2>> kpt_shape;
+  std::vector<int> flip_idx;
+
+  int nc() const { return static_cast<int>(names.size()); }
+};
+
+// Loads and checks `file`. With `check_paths`, every split path must exist. Throws
+// core::ConfigError naming the file, line and key.
+DatasetSpec load_dataset_yaml(const std::filesystem::path& file, bool check_paths = true);
+
+// Expands ${VAR} and ${VAR:-default} from the environment; an unset ${VAR} without a default is an
+// error (std::runtime_error naming the variable).
+std::string expand_env(const std::string& text);
+
+}  // namespace trainer::data

@@ -1,0 +1,59 @@
+#include "model/model_name.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/error.h"
+
+namespace trainer::model {
+namespace {
+
+constexpr const char kScales[] = "nsmlx";
+
+}  // namespace
+
+std::string ModelName::display() const {
+  switch (family) {
+    case ModelFamily::kYolo26:
+      return std::string("yolo26") + scale;
+    case ModelFamily::kYolo11:
+      return std::string("yolo11") + scale;
+    case ModelFamily::kCustomYaml:
+      return yaml_file.string();
+  }
+  return "?";
+}
+
+std::vector<std::string> builtin_model_names() {
+  std::vector<std::string> names;
+  for (const char* family : {"yolo26", "yolo11"}) {
+    for (const char* s = kScales; *s; ++s) names.push_back(std::string(family) + *s);
+  }
+  return names;
+}
+
+ModelName parse_model_name(const std::string& text) {
+  const auto ext = std::filesystem::path(text).extension().string();
+  if (ext == ".yaml" || ext == ".yml") {
+    if (!std::filesystem::is_regular_file(text)) {
+      throw core::ConfigError("model yaml not found: " + text);
+    }
+    return ModelName{ModelFamily::kCustomYaml, 'n', text};
+  }
+  std::string lower = text;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  const auto names = builtin_model_names();
+  if (std::find(names.begin(), names.end(), lower) == names.end()) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw core::ConfigError("unknown model '" + text + "'; valid names: " + list +
+                            ", or a model .yaml path");
+  }
+  ModelName name;
+  name.family = lower.rfind("yolo26", 0) == 0 ? ModelFamily::kYolo26 : ModelFamily::kYolo11;
+  name.scale = lower.back();
+  return name;
+}
+
+}  // namespace trainer::model

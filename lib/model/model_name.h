@@ -1,0 +1,30 @@
+// Which model a config asks for: a built-in family and scale (yolo26n, yolo11s, ...) or a yaml.
+//
+// Why: the name is checked when the config loads, long before the model is built, so a typo fails
+// in a second with the list of valid names instead of after the dataset cache.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace trainer::model {
+
+enum class ModelFamily { kYolo26, kYolo11, kCustomYaml };
+
+struct ModelName {
+  ModelFamily family = ModelFamily::kYolo26;
+  char scale = 'n';                 // n, s, m, l, x (built-in families)
+  std::filesystem::path yaml_file;  // kCustomYaml
+
+  std::string display() const;  // "yolo26n" or the yaml path
+};
+
+// Parses `text` (case-insensitive built-in name, or an existing .yaml/.yml path). Throws
+// core::ConfigError listing the valid names, or naming a missing yaml.
+ModelName parse_model_name(const std::string& text);
+
+// All built-in names, yolo26n..x then yolo11n..x.
+std::vector<std::string> builtin_model_names();
+
+}  // namespace trainer::model
