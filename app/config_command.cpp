@@ -25,8 +25,8 @@ void print_keys() {
   const core::TrainConfig defaults;
   for (const auto& f : core::config_fields()) {
     std::cout << f.key << "  [" << f.section << "]  default " << core::format_value(f.get(defaults))
-              << "  (" << f.expectation() << ")" << (f.alias ? "  alias" : "") << "\n    "
-              << f.help << "\n";
+              << "  (" << f.expectation() << ")" << (f.alias ? "  alias" : "") << "\n    " << f.help
+              << "\n";
   }
 }
 
@@ -50,7 +50,8 @@ int run_config(const ConfigOptions& opts) {
   std::cout << "config: " << (file.empty() ? std::string("(defaults)") : file);
   if (loaded.files.size() > 1) {
     std::cout << " (extends";
-    for (size_t i = 0; i + 1 < loaded.files.size(); ++i) std::cout << " " << loaded.files[i].string();
+    for (size_t i = 0; i + 1 < loaded.files.size(); ++i)
+      std::cout << " " << loaded.files[i].string();
     std::cout << ")";
   }
   std::cout << "\nmodel: " << model.display() << "\n";

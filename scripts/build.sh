@@ -16,6 +16,6 @@ fi
 if [ ! -f "$dir/build.ninja" ]; then
   prefix=${TRAINER_TORCH_PREFIX:-$("$TRAINER_VENV/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)}
   cmake -S "$TRAINER_ROOT" -B "$dir" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
-        -DTRAINER_CUDA=$cuda -DTRAINER_WERROR=${TRAINER_WERROR:-OFF} ${TRAINER_CMAKE_ARGS:-}
+        -DTRAINER_CUDA=$cuda -DTRAINER_WERROR=${TRAINER_WERROR:-ON} ${TRAINER_CMAKE_ARGS:-}
 fi
 cmake --build "$dir" -- "$@"

@@ -1,7 +1,7 @@
 // The typed configuration of a training run.
 //
-// Why: every setting lives in one struct tree so that code reads `cfg.optim.lr0`, not strings, and so
-// that defaults are written once. Flat YAML keys (the reference trainer's names, so a user's
+// Why: every setting lives in one struct tree so that code reads `cfg.optim.lr0`, not strings, and
+// so that defaults are written once. Flat YAML keys (the reference trainer's names, so a user's
 // Ultralytics `args.yaml` loads) are mapped onto these members by `config_schema.cpp`; our own
 // additions use a prefix naming their section (`optimizer_impl`, `ema_impl`, ...).
 // Defaults equal the reference trainer's `default.yaml` unless a comment says otherwise.
@@ -91,9 +91,10 @@ struct RunConfig {
   std::string task = "detect";
   int64_t seed = 0;
   bool deterministic = true;
-  Precision precision = Precision::kBF16;  // reference: amp=True; we standardise on BF16 (no scaler)
-  std::string device;                      // "" = first CUDA device if present, else cpu
-  std::string project;                     // "" = runs/<task>
+  Precision precision =
+      Precision::kBF16;  // reference: amp=True; we standardise on BF16 (no scaler)
+  std::string device;    // "" = first CUDA device if present, else cpu
+  std::string project;   // "" = runs/<task>
   std::string name = "train";
   bool exist_ok = false;
   int64_t save_period = -1;
@@ -113,6 +114,8 @@ struct TrainConfig {
 };
 
 bool operator==(const TrainConfig& a, const TrainConfig& b);
-inline bool operator!=(const TrainConfig& a, const TrainConfig& b) { return !(a == b); }
+inline bool operator!=(const TrainConfig& a, const TrainConfig& b) {
+  return !(a == b);
+}
 
 }  // namespace trainer::core

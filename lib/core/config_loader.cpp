@@ -37,8 +37,8 @@ std::string shown(const YAML::Node& node) {
 
 [[noreturn]] void fail_value(const FieldSpec& field, const YAML::Node& node,
                              const SourceLocation& where) {
-  throw ConfigError(where, "key '" + field.key + "' expects " + field.expectation() + ", got " +
-                               shown(node));
+  throw ConfigError(
+      where, "key '" + field.key + "' expects " + field.expectation() + ", got " + shown(node));
 }
 
 std::optional<bool> as_bool(const YAML::Node& node) {

@@ -4,7 +4,8 @@
 // names the file, line and key (and the closest valid key for a typo). Nothing is written here.
 //
 // Rules (documented in README "Configuration"):
-// - keys are the reference trainer's names (a user's Ultralytics args.yaml loads); reference keys we
+// - keys are the reference trainer's names (a user's Ultralytics args.yaml loads); reference keys
+// we
 //   do not use are accepted and reported as notes;
 // - `base: other.yaml` names a config this one extends (relative to this file; chains allowed,
 //   cycles are an error);

@@ -1,8 +1,8 @@
 #include "core/config_schema.h"
 
 #include <algorithm>
-#include <iterator>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <sstream>
 #include <utility>
@@ -14,9 +14,15 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-Range closed(double lo, double hi) { return Range{lo, hi, false, false}; }
-Range half_open(double lo, double hi) { return Range{lo, hi, false, true}; }
-Range open_closed(double lo, double hi) { return Range{lo, hi, true, false}; }
+Range closed(double lo, double hi) {
+  return Range{lo, hi, false, false};
+}
+Range half_open(double lo, double hi) {
+  return Range{lo, hi, false, true};
+}
+Range open_closed(double lo, double hi) {
+  return Range{lo, hi, true, false};
+}
 
 // `access` is a generic lambda `[](auto& c) -> auto& { return c.section.member; }`, usable on const
 // and non-const configs, so one expression gives both getter and setter.
@@ -128,8 +134,8 @@ std::vector<FieldSpec> build_fields() {
       "momentum", "optim", [](auto& c) -> auto& { return c.optim.momentum; }, half_open(0, 1),
       "SGD momentum / Adam beta1"));
   f.push_back(float_field(
-      "weight_decay", "optim", [](auto& c) -> auto& { return c.optim.weight_decay; },
-      closed(0, 1), "weight decay (scaled by batch*accumulate/nbs)"));
+      "weight_decay", "optim", [](auto& c) -> auto& { return c.optim.weight_decay; }, closed(0, 1),
+      "weight decay (scaled by batch*accumulate/nbs)"));
   f.push_back(int_field(
       "nbs", "optim", [](auto& c) -> auto& { return c.optim.nbs; }, closed(1, 65536),
       "nominal batch size for gradient accumulation"));
@@ -151,8 +157,8 @@ std::vector<FieldSpec> build_fields() {
   {
     auto coeffs = field<std::vector<double>>(
         "ns_coefficients", "optim", FieldType::kFloatList,
-        [](auto& c) -> auto& { return c.optim.ns_coefficients; },
-        "Newton-Schulz (a, b, c)", closed(-100, 100));
+        [](auto& c) -> auto& { return c.optim.ns_coefficients; }, "Newton-Schulz (a, b, c)",
+        closed(-100, 100));
     coeffs.list_size = 3;
     f.push_back(std::move(coeffs));
   }
@@ -165,8 +171,8 @@ std::vector<FieldSpec> build_fields() {
       open_closed(0, kInf), "global L2 gradient clipping norm"));
   // schedule
   f.push_back(int_field(
-      "epochs", "schedule", [](auto& c) -> auto& { return c.schedule.epochs; },
-      closed(1, 100000), "training epochs"));
+      "epochs", "schedule", [](auto& c) -> auto& { return c.schedule.epochs; }, closed(1, 100000),
+      "training epochs"));
   f.push_back(int_field(
       "patience", "schedule", [](auto& c) -> auto& { return c.schedule.patience; },
       closed(0, 100000), "epochs without improvement before early stop (0 = never)"));
@@ -177,13 +183,11 @@ std::vector<FieldSpec> build_fields() {
       "warmup_epochs", "schedule", [](auto& c) -> auto& { return c.schedule.warmup_epochs; },
       closed(0, 1000), "warmup length in epochs (fractions allowed)"));
   f.push_back(float_field(
-      "warmup_momentum", "schedule",
-      [](auto& c) -> auto& { return c.schedule.warmup_momentum; }, half_open(0, 1),
-      "momentum at the start of warmup"));
+      "warmup_momentum", "schedule", [](auto& c) -> auto& { return c.schedule.warmup_momentum; },
+      half_open(0, 1), "momentum at the start of warmup"));
   f.push_back(float_field(
-      "warmup_bias_lr", "schedule",
-      [](auto& c) -> auto& { return c.schedule.warmup_bias_lr; }, closed(0, 10),
-      "bias-group lr at the start of warmup"));
+      "warmup_bias_lr", "schedule", [](auto& c) -> auto& { return c.schedule.warmup_bias_lr; },
+      closed(0, 10), "bias-group lr at the start of warmup"));
   f.push_back(bool_field(
       "cos_lr", "schedule", [](auto& c) -> auto& { return c.schedule.cos_lr; },
       "cosine instead of linear lr decay"));
@@ -222,11 +226,11 @@ std::vector<FieldSpec> build_fields() {
       "hsv_v", "augment", [](auto& c) -> auto& { return c.augment.hsv_v; }, closed(0, 1),
       "value gain (fraction)"));
   f.push_back(float_field(
-      "degrees", "augment", [](auto& c) -> auto& { return c.augment.degrees; },
-      closed(0, 180), "rotation range (+/- degrees)"));
+      "degrees", "augment", [](auto& c) -> auto& { return c.augment.degrees; }, closed(0, 180),
+      "rotation range (+/- degrees)"));
   f.push_back(float_field(
-      "translate", "augment", [](auto& c) -> auto& { return c.augment.translate; },
-      closed(0, 1), "translation range (+/- fraction)"));
+      "translate", "augment", [](auto& c) -> auto& { return c.augment.translate; }, closed(0, 1),
+      "translation range (+/- fraction)"));
   f.push_back(float_field(
       "scale", "augment", [](auto& c) -> auto& { return c.augment.scale; }, half_open(0, 1),
       "scale range (+/- gain)"));
@@ -285,8 +289,8 @@ std::vector<FieldSpec> build_fields() {
       "exist_ok", "run", [](auto& c) -> auto& { return c.run.exist_ok; },
       "reuse an existing run folder"));
   f.push_back(int_field(
-      "save_period", "run", [](auto& c) -> auto& { return c.run.save_period; },
-      closed(-1, 100000), "also save epochN every N epochs (-1 = off)"));
+      "save_period", "run", [](auto& c) -> auto& { return c.run.save_period; }, closed(-1, 100000),
+      "also save epochN every N epochs (-1 = off)"));
   f.push_back(bool_field(
       "val", "run", [](auto& c) -> auto& { return c.run.val; }, "validate every epoch"));
   f.push_back(bool_field(
@@ -296,22 +300,77 @@ std::vector<FieldSpec> build_fields() {
 
 // Keys of the reference default.yaml that we accept for args.yaml compatibility but do not use.
 constexpr std::string_view kReferenceOnlyKeys[] = {
-    "mode",          "time",           "save",         "pretrained",  "verbose",
-    "single_cls",    "rect",           "resume",       "fraction",    "profile",
-    "freeze",        "multi_scale",    "compile",      "overlap_mask", "mask_ratio",
-    "dropout",       "split",          "save_json",    "conf",        "iou",
-    "max_det",       "half",           "dnn",          "source",      "vid_stride",
-    "stream_buffer", "visualize",      "augment",      "agnostic_nms", "classes",
-    "retina_masks",  "embed",          "show",         "save_frames", "save_txt",
-    "save_conf",     "save_crop",      "show_labels",  "show_conf",   "show_boxes",
-    "line_width",    "format",         "keras",        "optimize",    "int8",
-    "dynamic",       "simplify",       "opset",        "workspace",   "nms",
-    "pose",          "kobj",           "rle",          "angle",       "bgr",
-    "cutmix",        "copy_paste",     "copy_paste_mode", "auto_augment", "erasing",
-    "cfg",           "tracker",        "save_dir",     "crop_fraction", "label_smoothing",
-    "cls_pw",        "end2end",        "distill_model", "channels_last", "cache_compress",
-    "batch_idx",     "max_nms",        "nms_time_limit", "plot_labels", "val_period",
-    "mask_overlap",  "save_hybrid"};
+    "mode",
+    "time",
+    "save",
+    "pretrained",
+    "verbose",
+    "single_cls",
+    "rect",
+    "resume",
+    "fraction",
+    "profile",
+    "freeze",
+    "multi_scale",
+    "compile",
+    "overlap_mask",
+    "mask_ratio",
+    "dropout",
+    "split",
+    "save_json",
+    "conf",
+    "iou",
+    "max_det",
+    "half",
+    "dnn",
+    "source",
+    "vid_stride",
+    "stream_buffer",
+    "visualize",
+    "augment",
+    "agnostic_nms",
+    "classes",
+    "retina_masks",
+    "embed",
+    "show",
+    "save_frames",
+    "save_txt",
+    "save_conf",
+    "save_crop",
+    "show_labels",
+    "show_conf",
+    "show_boxes",
+    "line_width",
+    "format",
+    "keras",
+    "optimize",
+    "int8",
+    "dynamic",
+    "simplify",
+    "opset",
+    "workspace",
+    "nms",
+    "pose",
+    "kobj",
+    "rle",
+    "angle",
+    "bgr",
+    "cutmix",
+    "copy_paste",
+    "copy_paste_mode",
+    "auto_augment",
+    "erasing",
+    "cfg",
+    "tracker",
+    "save_dir",
+    "crop_fraction",
+    "label_smoothing",
+    "cls_pw",
+    "end2end",
+    "distill_model",
+    "channels_last",
+
+};
 
 }  // namespace
 

@@ -35,9 +35,9 @@ struct FieldSpec {
   std::string section;
   FieldType type = FieldType::kFloat;
   std::string help;
-  std::optional<Range> range;        // numeric fields (and each element of a list)
-  std::vector<std::string> choices;  // kChoice, canonical spellings
-  size_t list_size = 0;              // kFloatList
+  std::optional<Range> range;                    // numeric fields (and each element of a list)
+  std::vector<std::string> choices;              // kChoice, canonical spellings
+  size_t list_size = 0;                          // kFloatList
   std::optional<std::string> yaml_true_choice;   // kChoice: the choice a YAML `true` selects
   std::optional<std::string> yaml_false_choice;  // kChoice: the choice a YAML `false` selects
   bool path_like = false;  // kString: resolved like a path when the value looks like one
@@ -45,7 +45,8 @@ struct FieldSpec {
   std::function<FieldValue(const TrainConfig&)> get;
   std::function<void(TrainConfig&, const FieldValue&)> set;
 
-  std::string expectation() const;  // "an integer in [1, 100000]", "one of: auto, MuSGD, SGD, AdamW"
+  std::string expectation()
+      const;  // "an integer in [1, 100000]", "one of: auto, MuSGD, SGD, AdamW"
 };
 
 // Every key, in the order they are printed and written.
@@ -54,8 +55,8 @@ const std::vector<FieldSpec>& config_fields();
 // The field for `key`, or nullptr.
 const FieldSpec* find_field(std::string_view key);
 
-// Keys of the reference trainer's default.yaml that this trainer accepts (so a user's args.yaml loads)
-// but does not use; loading one logs a note naming it.
+// Keys of the reference trainer's default.yaml that this trainer accepts (so a user's args.yaml
+// loads) but does not use; loading one logs a note naming it.
 bool is_reference_only_key(std::string_view key);
 
 // The valid key closest to `key` by edit distance (our keys and reference keys).

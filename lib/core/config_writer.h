@@ -14,7 +14,8 @@ namespace trainer::core {
 // YAML with one `key: value` per field, grouped under `# section` comments, in registry order.
 std::string config_to_yaml(const TrainConfig& config);
 
-// Writes config_to_yaml() atomically (temporary file, then rename). Throws ConfigError on I/O errors.
+// Writes config_to_yaml() atomically (temporary file, then rename). Throws ConfigError on I/O
+// errors.
 void write_config_yaml(const TrainConfig& config, const std::filesystem::path& file);
 
 // An aligned table: section, key, value; values that differ from the default are marked with '*'.

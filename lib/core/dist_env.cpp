@@ -28,8 +28,8 @@ DistEnv read_dist_env() {
   env.master_port = int_env("MASTER_PORT", 0);
   if (const char* addr = std::getenv("MASTER_ADDR")) env.master_addr = addr;
   if (env.world_size < 1 || env.rank >= env.world_size) {
-    throw std::runtime_error("RANK=" + std::to_string(env.rank) + " is not below WORLD_SIZE=" +
-                             std::to_string(env.world_size));
+    throw std::runtime_error("RANK=" + std::to_string(env.rank) +
+                             " is not below WORLD_SIZE=" + std::to_string(env.world_size));
   }
   return env;
 }

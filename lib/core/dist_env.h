@@ -1,7 +1,8 @@
 // The distributed-launch environment (torchrun style): RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR.
 //
 // Why: logging, checkpoint writing and data sharding must know which rank they run on long before
-// data-parallel training lands; reading the variables in one place keeps that decision in one place.
+// data-parallel training lands; reading the variables in one place keeps that decision in one
+// place.
 #pragma once
 
 #include <string>

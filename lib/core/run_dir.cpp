@@ -9,7 +9,8 @@ namespace fs = std::filesystem;
 namespace trainer::core {
 
 fs::path choose_run_dir(const RunConfig& run) {
-  const fs::path project = run.project.empty() ? fs::path("runs") / run.task : fs::path(run.project);
+  const fs::path project =
+      run.project.empty() ? fs::path("runs") / run.task : fs::path(run.project);
   const std::string name = run.name.empty() ? "train" : run.name;
   fs::path dir = project / name;
   if (run.exist_ok || !fs::exists(dir)) return dir;
@@ -24,7 +25,8 @@ fs::path create_run_dir(const RunConfig& run) {
   const fs::path dir = choose_run_dir(run);
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw std::runtime_error("cannot create run folder " + dir.string() + ": " + ec.message());
+  if (ec)
+    throw std::runtime_error("cannot create run folder " + dir.string() + ": " + ec.message());
   return dir;
 }
 

@@ -29,7 +29,8 @@ std::vector<fs::path> split_paths(const YAML::Node& node, const fs::path& root,
   } else if (node.IsSequence()) {
     for (const auto& item : node) items.push_back(item);
   } else {
-    throw ConfigError(at(node, file), std::string("'") + key + "' must be a path or a list of paths");
+    throw ConfigError(at(node, file),
+                      std::string("'") + key + "' must be a path or a list of paths");
   }
   for (const auto& item : items) {
     if (!item.IsScalar()) {

@@ -3,9 +3,9 @@
 // Why: the config names a dataset by one file (`data: coco8.yaml`); everything that reads images or
 // labels starts from the resolved, checked form here, so path rules live in one place.
 // Rules: `path` is the dataset root, relative to the yaml's folder (or absolute); `${VAR}` and
-// `${VAR:-default}` expand from the environment (so configs can point at ../shared/data or a mounted
-// COCO); `train`/`val`/`test` are folders, .txt image lists, or lists of those, relative to the root;
-// `names` is a list or an {id: name} map with ids 0..nc-1; `kpt_shape` is optional.
+// `${VAR:-default}` expand from the environment (so configs can point at ../shared/data or a
+// mounted COCO); `train`/`val`/`test` are folders, .txt image lists, or lists of those, relative to
+// the root; `names` is a list or an {id: name} map with ids 0..nc-1; `kpt_shape` is optional.
 #pragma once
 
 #include <array>

@@ -33,7 +33,15 @@ std::vector<std::string> builtin_model_names() {
 }
 
 ModelName parse_model_name(const std::string& text) {
-  const auto ext = std::filesystem::path(text).extension().string();
+  const std::filesystem::path path(text);
+  const auto ext = path.extension().string();
+  const auto names = builtin_model_names();
+  const bool builtin_stem =
+      std::find(names.begin(), names.end(), path.stem().string()) != names.end();
+  // The reference spells built-ins as yaml names (`model: yolo26n.yaml` in args.yaml).
+  if ((ext == ".yaml" || ext == ".yml") && builtin_stem && !std::filesystem::exists(path)) {
+    return parse_model_name(path.stem().string());
+  }
   if (ext == ".yaml" || ext == ".yml") {
     if (!std::filesystem::is_regular_file(text)) {
       throw core::ConfigError("model yaml not found: " + text);
@@ -43,7 +51,6 @@ ModelName parse_model_name(const std::string& text) {
   std::string lower = text;
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return std::tolower(c); });
-  const auto names = builtin_model_names();
   if (std::find(names.begin(), names.end(), lower) == names.end()) {
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;

@@ -1,0 +1,56 @@
+// The CLI end to end: exit codes, messages, and that a failing command writes nothing.
+#include <doctest/doctest.h>
+
+#include "test_support.h"
+
+using trainer::test::run_command;
+using trainer::test::TempDir;
+using trainer::test::write_text;
+
+namespace {
+const std::string kTrainer = TRAINER_BINARY;
+}
+
+TEST_CASE("trainer --version names trainer, LibTorch, CUDA, OpenCV and threads") {
+  std::string out;
+  REQUIRE(run_command(kTrainer + " --version", &out) == 0);
+  CHECK(out.find("trainer 0.") == 0);
+  CHECK(out.find("LibTorch 2.") != std::string::npos);
+  CHECK(out.find("CUDA compiled in:") != std::string::npos);
+  CHECK(out.find("cuDNN available:") != std::string::npos);
+  CHECK(out.find("OpenCV 4.") != std::string::npos);
+  CHECK(out.find("threads:") != std::string::npos);
+}
+
+TEST_CASE("trainer config prints the table and writes YAML that loads back identically") {
+  TempDir dir;
+  std::string out;
+  REQUIRE(run_command(kTrainer + " config epochs=3 name=x -o " + (dir / "a.yaml").string(), &out) ==
+          0);
+  CHECK(out.find("schedule  epochs") != std::string::npos);
+  std::string again;
+  REQUIRE(run_command(kTrainer + " config " + (dir / "a.yaml").string() + " -o " +
+                          (dir / "b.yaml").string(),
+                      &again) == 0);
+  CHECK(trainer::test::read_text(dir / "a.yaml") == trainer::test::read_text(dir / "b.yaml"));
+}
+
+TEST_CASE("bad input exits non-zero with file:line and writes nothing") {
+  TempDir dir;
+  write_text(dir / "bad.yaml", "epochs: 3\nbatchsize: 8\n");
+  std::string out;
+  CHECK(run_command(kTrainer + " config " + (dir / "bad.yaml").string() + " -o " +
+                        (dir / "out.yaml").string(),
+                    &out) == 2);
+  CHECK(out.find("bad.yaml:2: unknown key 'batchsize'; did you mean 'batch'?") !=
+        std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "out.yaml"));
+  CHECK(run_command(kTrainer + " config " + (dir / "missing.yaml").string(), &out) == 2);
+  CHECK(out.find("config file not found: " + (dir / "missing.yaml").string()) != std::string::npos);
+  CHECK(run_command(kTrainer + " config model=yolo99 ", &out) == 2);
+  CHECK(out.find("unknown model 'yolo99'") != std::string::npos);
+  write_text(dir / "d.yaml", "data: nowhere.yaml\n");
+  CHECK(run_command(kTrainer + " config " + (dir / "d.yaml").string(), &out) == 2);
+  CHECK(out.find("dataset yaml not found: " + (dir / "nowhere.yaml").string()) !=
+        std::string::npos);
+}

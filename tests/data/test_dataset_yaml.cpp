@@ -1,0 +1,85 @@
+// The Ultralytics dataset yaml: names as list or map, path rules, env expansion, errors.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+
+#include "core/error.h"
+#include "data/dataset_yaml.h"
+#include "test_support.h"
+
+using namespace trainer::data;
+using trainer::core::ConfigError;
+using trainer::test::TempDir;
+using trainer::test::write_text;
+
+TEST_CASE("names as a map, path relative to the yaml, splits relative to the root") {
+  TempDir dir;
+  std::filesystem::create_directories(dir / "sets/d/images/train");
+  std::filesystem::create_directories(dir / "sets/d/images/val");
+  write_text(
+      dir / "cfg/d.yaml",
+      "path: ../sets/d\ntrain: images/train\nval: [images/val]\nnames:\n  0: cat\n  1: dog\n");
+  const auto spec = load_dataset_yaml(dir / "cfg/d.yaml");
+  CHECK(spec.root == (dir.path() / "sets/d").lexically_normal());
+  REQUIRE(spec.train.size() == 1);
+  CHECK(spec.train[0] == (dir.path() / "sets/d/images/train").lexically_normal());
+  CHECK(spec.val.size() == 1);
+  CHECK(spec.nc() == 2);
+  CHECK(spec.names[1] == "dog");
+  CHECK_FALSE(spec.kpt_shape.has_value());
+}
+
+TEST_CASE("environment expansion with defaults") {
+  ::setenv("TRAINER_TEST_ROOT", "/mnt/x", 1);
+  CHECK(expand_env("${TRAINER_TEST_ROOT}/coco") == "/mnt/x/coco");
+  CHECK(expand_env("${TRAINER_TEST_UNSET_VAR:-/fallback}/coco") == "/fallback/coco");
+  CHECK_THROWS_WITH(expand_env("${TRAINER_TEST_UNSET_VAR}/a"),
+                    "environment variable TRAINER_TEST_UNSET_VAR is not set (used in "
+                    "'${TRAINER_TEST_UNSET_VAR}/a')");
+  ::unsetenv("TRAINER_TEST_ROOT");
+}
+
+TEST_CASE("bad dataset yamls name the file, line and problem") {
+  TempDir dir;
+  CHECK_THROWS_WITH_AS(load_dataset_yaml(dir / "none.yaml"),
+                       ("dataset yaml not found: " + (dir / "none.yaml").string()).c_str(),
+                       ConfigError);
+  write_text(dir / "gap.yaml", "train: .\nval: .\nnames:\n  0: a\n  2: c\n");
+  CHECK_THROWS_WITH_AS(
+      load_dataset_yaml(dir / "gap.yaml"),
+      ((dir / "gap.yaml").string() + ":4: 'names' ids must be 0..nc-1 without gaps; missing id 1")
+          .c_str(),
+      ConfigError);
+  write_text(dir / "missing.yaml", "train: images/nope\nval: .\nnames: [a]\n");
+  CHECK_THROWS_WITH_AS(load_dataset_yaml(dir / "missing.yaml"),
+                       ((dir / "missing.yaml").string() + ":1: dataset 'train' path not found: " +
+                        (dir.path() / "images/nope").string())
+                           .c_str(),
+                       ConfigError);
+  write_text(dir / "nonames.yaml", "train: .\nval: .\n");
+  CHECK_THROWS_WITH_AS(load_dataset_yaml(dir / "nonames.yaml"),
+                       ((dir / "nonames.yaml").string() + ": missing key 'names'").c_str(),
+                       ConfigError);
+  write_text(dir / "nc.yaml", "train: .\nval: .\nnc: 3\nnames: [a, b]\n");
+  CHECK_THROWS_WITH_AS(load_dataset_yaml(dir / "nc.yaml"),
+                       ((dir / "nc.yaml").string() + ":3: 'nc' is 3 but 'names' has 2").c_str(),
+                       ConfigError);
+}
+
+TEST_CASE("the shared coco8 and coco8-pose yamls written the Ultralytics way load") {
+  TRAINER_SKIP_IF_NO_SHARED_DATA(coco8, "coco8");
+  TempDir dir;
+  write_text(dir / "coco8.yaml", "path: " + coco8->string() +
+                                     "\ntrain: images/train\nval: images/val\nnames:\n  0: person\n"
+                                     "  1: bicycle\n");
+  const auto spec = load_dataset_yaml(dir / "coco8.yaml");
+  CHECK(spec.train[0] == *coco8 / "images/train");
+  TRAINER_SKIP_IF_NO_SHARED_DATA(pose, "coco8-pose");
+  write_text(dir / "pose.yaml", "path: " + pose->string() +
+                                    "\ntrain: images/train\nval: images/val\nkpt_shape: [17, 3]\n"
+                                    "flip_idx: [0, 2, 1]\nnames: [person]\n");
+  const auto pose_spec = load_dataset_yaml(dir / "pose.yaml");
+  REQUIRE(pose_spec.kpt_shape.has_value());
+  CHECK((*pose_spec.kpt_shape)[0] == 17);
+  CHECK(pose_spec.flip_idx.size() == 3);
+}

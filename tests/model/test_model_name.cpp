@@ -1,0 +1,31 @@
+#include <doctest/doctest.h>
+
+#include "core/error.h"
+#include "model/model_name.h"
+
+using namespace trainer::model;
+
+TEST_CASE("built-in model names parse into family and scale") {
+  CHECK(builtin_model_names().size() == 10);
+  const auto a = parse_model_name("yolo26n");
+  CHECK(a.family == ModelFamily::kYolo26);
+  CHECK(a.scale == 'n');
+  const auto b = parse_model_name("YOLO11x");
+  CHECK(b.family == ModelFamily::kYolo11);
+  CHECK(b.scale == 'x');
+  CHECK(b.display() == "yolo11x");
+  // The reference spells built-ins as yaml names (args.yaml: model: yolo26n.yaml).
+  const auto c = parse_model_name("/somewhere/yolo26s.yaml");
+  CHECK(c.family == ModelFamily::kYolo26);
+  CHECK(c.scale == 's');
+}
+
+TEST_CASE("an unknown model lists the valid names") {
+  CHECK_THROWS_WITH_AS(
+      parse_model_name("yolo27n"),
+      "unknown model 'yolo27n'; valid names: yolo26n, yolo26s, yolo26m, yolo26l, "
+      "yolo26x, yolo11n, yolo11s, yolo11m, yolo11l, yolo11x, or a model .yaml path",
+      trainer::core::ConfigError);
+  CHECK_THROWS_WITH_AS(parse_model_name("/nope/custom.yaml"),
+                       "model yaml not found: /nope/custom.yaml", trainer::core::ConfigError);
+}

@@ -1,0 +1,42 @@
+// Helpers shared by the test suites: temporary folders, file writing, the shared COCO data.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace trainer::test {
+
+// A fresh folder under the system temp dir, removed when the object goes out of scope.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+void write_text(const std::filesystem::path& file, const std::string& text);
+std::string read_text(const std::filesystem::path& file);
+
+// ../shared/data (or $TRAINER_SHARED_DATA) if it holds `subset`, else nullopt. Tests that need it
+// call this and skip with a message naming the variable when absent.
+std::optional<std::filesystem::path> shared_data(const std::string& subset);
+
+// Runs a shell command, capturing stdout+stderr; returns the exit status.
+int run_command(const std::string& command, std::string* output);
+
+}  // namespace trainer::test
+
+// Skips the rest of a test case (doctest has no skip-at-runtime): prints why and returns.
+#define TRAINER_SKIP_IF_NO_SHARED_DATA(var, subset)                                    \
+  const auto var = ::trainer::test::shared_data(subset);                               \
+  if (!var) {                                                                          \
+    MESSAGE("skipped: ../shared/data/" subset " not found (set TRAINER_SHARED_DATA)"); \
+    return;                                                                            \
+  }
