@@ -1,0 +1,41 @@
+#include "optim/momentum.h"
+
+#include <ATen/ATen.h>
+
+namespace trainer::optim {
+
+void sgd_step(at::Tensor& param, const at::Tensor& grad, at::Tensor& buffer, const SgdStepArgs& a) {
+  const at::Tensor g = a.weight_decay != 0 ? grad.add(param, a.weight_decay) : grad;
+  buffer.mul_(a.momentum).add_(g);
+  const at::Tensor v = a.nesterov ? g.add(buffer, a.momentum) : buffer;
+  param.add_(v, -a.lr);
+}
+
+void sgd_step_foreach(std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
+                      std::vector<at::Tensor>& buffers, const SgdStepArgs& a) {
+  if (params.empty()) return;
+  const std::vector<at::Tensor> g =
+      a.weight_decay != 0 ? at::_foreach_add(grads, params, a.weight_decay) : grads;
+  at::_foreach_mul_(buffers, a.momentum);
+  at::_foreach_add_(buffers, g);
+  if (a.nesterov) {
+    at::_foreach_add_(params, at::_foreach_add(g, buffers, a.momentum), -a.lr);
+  } else {
+    at::_foreach_add_(params, buffers, -a.lr);
+  }
+}
+
+at::Tensor muon_momentum(const at::Tensor& grad, at::Tensor& buffer, double beta, bool nesterov) {
+  buffer.lerp_(grad, 1.0 - beta);
+  return nesterov ? grad.lerp(buffer, beta) : buffer;
+}
+
+std::vector<at::Tensor> muon_momentum_foreach(const std::vector<at::Tensor>& grads,
+                                              std::vector<at::Tensor>& buffers, double beta,
+                                              bool nesterov) {
+  if (grads.empty()) return {};
+  at::_foreach_lerp_(buffers, grads, 1.0 - beta);
+  return nesterov ? at::_foreach_lerp(grads, buffers, beta) : buffers;
+}
+
+}  // namespace trainer::optim

@@ -1,0 +1,33 @@
+// The two momentum recurrences of MuSGD, each as a one-parameter (oracle) and a foreach form.
+//
+// Why: SGD and MuSGD share them, and the foreach forms must keep the scalar operation order so
+// their results match the oracle bit for bit (one foreach call per step instead of one launch per
+// parameter is the whole point; the arithmetic is the same).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <vector>
+
+namespace trainer::optim {
+
+struct SgdStepArgs {
+  double lr = 0;  // already multiplied by the SGD gain
+  double momentum = 0;
+  double weight_decay = 0;
+  bool nesterov = true;
+};
+
+// g' = g + wd*W (skipped when wd == 0); B = momentum*B + g'; V = g' + momentum*B (Nesterov) or B;
+// W -= lr*V.
+void sgd_step(at::Tensor& param, const at::Tensor& grad, at::Tensor& buffer, const SgdStepArgs& a);
+void sgd_step_foreach(std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
+                      std::vector<at::Tensor>& buffers, const SgdStepArgs& a);
+
+// Muon momentum: M = lerp(M, g, 1-beta); returns U = lerp(g, M, beta) (Nesterov) or M.
+at::Tensor muon_momentum(const at::Tensor& grad, at::Tensor& buffer, double beta, bool nesterov);
+std::vector<at::Tensor> muon_momentum_foreach(const std::vector<at::Tensor>& grads,
+                                              std::vector<at::Tensor>& buffers, double beta,
+                                              bool nesterov);
+
+}  // namespace trainer::optim

@@ -1,0 +1,32 @@
+#include "optim/optimizer.h"
+
+#include <ATen/ATen.h>
+
+#include <stdexcept>
+
+namespace trainer::optim {
+
+void Optimizer::zero_grad() {
+  for (auto& group : groups()) {
+    for (auto& p : group.params) {
+      if (p.grad().defined()) p.mutable_grad() = at::Tensor();
+    }
+  }
+}
+
+std::string state_key(size_t group, size_t param, const char* name) {
+  return "g" + std::to_string(group) + ".p" + std::to_string(param) + "." + name;
+}
+
+at::Tensor load_state_entry(const StateDict& state, const std::string& key,
+                            const at::Tensor& like) {
+  const auto it = state.find(key);
+  if (it == state.end()) throw std::runtime_error("optimizer state is missing '" + key + "'");
+  if (it->second.sizes() != like.sizes()) {
+    throw std::runtime_error("optimizer state '" + key + "' has shape " +
+                             c10::str(it->second.sizes()) + ", expected " + c10::str(like.sizes()));
+  }
+  return it->second.detach().to(like.options(), /*non_blocking=*/false, /*copy=*/true);
+}
+
+}  // namespace trainer::optim

@@ -1,0 +1,40 @@
+// The interface the trainer uses for every optimizer (MuSGD, SGD, AdamW).
+//
+// Why: the fit loop, schedules and checkpoints treat optimizers alike: step, zero grads, adjust
+// group lr/momentum, and save/load state as a flat name -> tensor map that does not depend on which
+// schedule (scalar, batched, padded) wrote it.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "optim/param_group.h"
+
+namespace trainer::optim {
+
+using StateDict = std::map<std::string, at::Tensor>;
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  virtual void step() = 0;
+  virtual std::vector<ParamGroup>& groups() = 0;
+  virtual StateDict state_dict() const = 0;
+  // Loads state written by any schedule of the same optimizer; throws std::runtime_error naming a
+  // missing or mismatched entry.
+  virtual void load_state_dict(const StateDict& state) = 0;
+
+  void zero_grad();  // sets every gradient to undefined (the next backward allocates fresh)
+};
+
+// "g3.p7.sgd_momentum": the key of one parameter's state entry.
+std::string state_key(size_t group, size_t param, const char* name);
+
+// A copy of `state.at(key)` with the dtype and device of `like`; throws std::runtime_error naming
+// the key when it is missing or its shape differs from `like`'s.
+at::Tensor load_state_entry(const StateDict& state, const std::string& key, const at::Tensor& like);
+
+}  // namespace trainer::optim

@@ -1,0 +1,85 @@
+// Warmup, LR decay, momentum, accumulation, weight-decay scaling and optimizer=auto, by hand.
+#include <doctest/doctest.h>
+
+#include "optim/lr_schedule.h"
+
+using namespace trainer::optim;
+
+namespace {
+ScheduleSettings ten_by_ten() {
+  ScheduleSettings s;
+  s.epochs = 10;
+  s.batches_per_epoch = 10;  // nw = 30
+  return s;
+}
+}  // namespace
+
+TEST_CASE("warmup iterations: round(min(warmup_epochs, epochs - 1) * nb)") {
+  auto s = ten_by_ten();
+  CHECK(warmup_iterations(s) == 30);
+  s.epochs = 2;
+  CHECK(warmup_iterations(s) == 10);
+  s.warmup_epochs = 0;
+  CHECK(warmup_iterations(s) == 0);
+  s = ten_by_ten();
+  s.warmup_epochs = 0.25;  // 2.5 -> 2 (half to even, as Python's round)
+  CHECK(warmup_iterations(s) == 2);
+}
+
+TEST_CASE("LR factor: linear and cosine at chosen epochs") {
+  auto s = ten_by_ten();
+  CHECK(lr_factor(s, 0) == doctest::Approx(1.0));
+  CHECK(lr_factor(s, 1) == doctest::Approx(0.901));
+  CHECK(lr_factor(s, 3) == doctest::Approx(0.703));
+  CHECK(lr_factor(s, 10) == doctest::Approx(0.01));
+  s.cos_lr = true;
+  CHECK(lr_factor(s, 5) == doctest::Approx(0.505));
+  CHECK(lr_factor(s, 10) == doctest::Approx(0.01));
+}
+
+TEST_CASE("group lr during and after warmup, bias group from warmup_bias_lr") {
+  const auto s = ten_by_ten();
+  CHECK(group_lr(s, GroupKind::kBias, 0.01, 0) == doctest::Approx(0.1));
+  CHECK(group_lr(s, GroupKind::kWeight, 0.01, 0) == doctest::Approx(0.0));
+  CHECK(group_lr(s, GroupKind::kBias, 0.01, 15) == doctest::Approx(0.054505));
+  CHECK(group_lr(s, GroupKind::kMuon, 0.01, 15) == doctest::Approx(0.004505));
+  CHECK(group_lr(s, GroupKind::kMuon, 0.01, 35) == doctest::Approx(0.00703));
+  auto frac = ten_by_ten();
+  frac.warmup_epochs = 1.5;  // nw = 15 ends inside epoch 1: the value at ni = 14 holds
+  CHECK(group_lr(frac, GroupKind::kWeight, 0.01, 17) == doctest::Approx(14.0 / 15.0 * 0.00901));
+  CHECK(group_lr(frac, GroupKind::kWeight, 0.01, 25) == doctest::Approx(0.00802));
+}
+
+TEST_CASE("momentum warms up 0.8 -> 0.937 and is then left alone") {
+  const auto s = ten_by_ten();
+  CHECK(*warmup_momentum_at(s, 0) == doctest::Approx(0.8));
+  CHECK(*warmup_momentum_at(s, 15) == doctest::Approx(0.8685));
+  CHECK_FALSE(warmup_momentum_at(s, 30).has_value());
+}
+
+TEST_CASE("accumulation ramps 1 -> nbs/batch during warmup") {
+  const auto s = ten_by_ten();  // nbs 64, batch 16 -> 4
+  CHECK(accumulate_at(s, 0) == 1);
+  CHECK(accumulate_at(s, 15) == 2);  // interp 2.5, rounded half to even
+  CHECK(accumulate_at(s, 20) == 3);
+  CHECK(accumulate_at(s, 25) == 4);  // interp 3.5, rounded half to even
+  CHECK(accumulate_at(s, 40) == 4);
+}
+
+TEST_CASE("weight decay scaling examples from the reference") {
+  CHECK(scaled_weight_decay(5e-4, 16, 64) == doctest::Approx(5e-4));
+  CHECK(scaled_weight_decay(5e-4, 48, 64) == doctest::Approx(3.75e-4));
+  CHECK(scaled_weight_decay(5e-4, 128, 64) == doctest::Approx(1e-3));
+}
+
+TEST_CASE("optimizer=auto: MuSGD for long COCO runs, AdamW otherwise") {
+  const auto coco6 = choose_auto_optimizer(118287, 16, 64, 6, 80);
+  CHECK(coco6.iterations == 11094);
+  CHECK(coco6.musgd);
+  CHECK(coco6.lr == 0.01);
+  const auto coco5 = choose_auto_optimizer(118287, 16, 64, 5, 80);
+  CHECK_FALSE(coco5.musgd);
+  CHECK(coco5.lr == doctest::Approx(0.000119));
+  CHECK(coco5.momentum == 0.9);
+  CHECK(coco5.warmup_bias_lr == 0.0);
+}
