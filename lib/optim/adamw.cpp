@@ -1,0 +1,110 @@
+#include "optim/adamw.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+namespace trainer::optim {
+
+AdamW::AdamW(std::vector<ParamGroup> groups, AdamWOptions options)
+    : groups_(std::move(groups)), options_(options) {
+  state_.resize(groups_.size());
+  for (size_t g = 0; g < groups_.size(); ++g) state_[g].resize(groups_[g].params.size());
+}
+
+void AdamW::step() {
+  at::NoGradGuard no_grad;
+  const double b1 = options_.beta1;
+  const double b2 = options_.beta2;
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    ParamGroup& group = groups_[g];
+    // Parameters that share a step count share the bias corrections: one foreach call per count.
+    std::map<int64_t, std::vector<size_t>> by_step;
+    for (size_t i = 0; i < group.params.size(); ++i) {
+      at::Tensor& p = group.params[i];
+      if (!p.grad().defined()) continue;
+      ParamState& st = state_[g][i];
+      if (!st.exp_avg.defined()) {
+        st.exp_avg = at::zeros_like(p);
+        st.exp_avg_sq = at::zeros_like(p);
+      }
+      ++st.step;
+      by_step[st.step].push_back(i);
+    }
+    for (const auto& [step, members] : by_step) {
+      const double bc1 = 1.0 - std::pow(b1, static_cast<double>(step));
+      const double bc2_sqrt = std::sqrt(1.0 - std::pow(b2, static_cast<double>(step)));
+      const double step_size = group.lr / bc1;
+      const double decay = 1.0 - group.lr * group.weight_decay;
+      if (!options_.foreach) {
+        for (size_t i : members) {
+          at::Tensor& p = group.params[i];
+          ParamState& st = state_[g][i];
+          const at::Tensor& grad = p.grad();
+          p.mul_(decay);
+          st.exp_avg.lerp_(grad, 1.0 - b1);
+          st.exp_avg_sq.mul_(b2).addcmul_(grad, grad, 1.0 - b2);
+          const at::Tensor denom = (st.exp_avg_sq.sqrt() / bc2_sqrt).add_(options_.eps);
+          p.addcdiv_(st.exp_avg, denom, -step_size);
+        }
+        continue;
+      }
+      std::vector<at::Tensor> params, grads, m, v;
+      for (size_t i : members) {
+        params.push_back(group.params[i]);
+        grads.push_back(group.params[i].grad());
+        m.push_back(state_[g][i].exp_avg);
+        v.push_back(state_[g][i].exp_avg_sq);
+      }
+      at::_foreach_mul_(params, decay);
+      at::_foreach_lerp_(m, grads, 1.0 - b1);
+      at::_foreach_mul_(v, b2);
+      at::_foreach_addcmul_(v, grads, grads, 1.0 - b2);
+      std::vector<at::Tensor> denom = at::_foreach_sqrt(v);
+      at::_foreach_div_(denom, bc2_sqrt);
+      at::_foreach_add_(denom, options_.eps);
+      at::_foreach_addcdiv_(params, m, denom, -step_size);
+    }
+  }
+}
+
+StateDict AdamW::state_dict() const {
+  StateDict out;
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    for (size_t i = 0; i < groups_[g].params.size(); ++i) {
+      const ParamState& st = state_[g][i];
+      if (!st.exp_avg.defined()) continue;
+      out[state_key(g, i, "exp_avg")] = st.exp_avg.clone();
+      out[state_key(g, i, "exp_avg_sq")] = st.exp_avg_sq.clone();
+      out[state_key(g, i, "step")] = at::scalar_tensor(st.step, at::kLong);
+    }
+  }
+  return out;
+}
+
+void AdamW::load_state_dict(const StateDict& state) {
+  size_t used = 0;
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    for (size_t i = 0; i < groups_[g].params.size(); ++i) {
+      const std::string key = state_key(g, i, "exp_avg");
+      if (!state.count(key)) continue;
+      const at::Tensor& p = groups_[g].params[i];
+      ParamState& st = state_[g][i];
+      st.exp_avg = load_state_entry(state, key, p);
+      st.exp_avg_sq = load_state_entry(state, state_key(g, i, "exp_avg_sq"), p);
+      const auto step = state.find(state_key(g, i, "step"));
+      if (step == state.end())
+        throw std::runtime_error("optimizer state is missing '" + state_key(g, i, "step") + "'");
+      st.step = step->second.item<int64_t>();
+      used += 3;
+    }
+  }
+  if (used != state.size()) {
+    throw std::runtime_error("optimizer state has " + std::to_string(state.size() - used) +
+                             " entries that match no parameter (a different model or optimizer?)");
+  }
+}
+
+}  // namespace trainer::optim
