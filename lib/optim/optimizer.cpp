@@ -29,4 +29,11 @@ at::Tensor load_state_entry(const StateDict& state, const std::string& key,
   return it->second.detach().to(like.options(), /*non_blocking=*/false, /*copy=*/true);
 }
 
+void check_all_state_used(const StateDict& state, size_t used) {
+  if (used != state.size()) {
+    throw std::runtime_error("optimizer state has " + std::to_string(state.size() - used) +
+                             " entries that match no parameter (a different model or optimizer?)");
+  }
+}
+
 }  // namespace trainer::optim

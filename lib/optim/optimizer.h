@@ -37,4 +37,8 @@ std::string state_key(size_t group, size_t param, const char* name);
 // the key when it is missing or its shape differs from `like`'s.
 at::Tensor load_state_entry(const StateDict& state, const std::string& key, const at::Tensor& like);
 
+// Throws when `used` (entries a load consumed) is less than the map's size: the state was written
+// for another model or optimizer.
+void check_all_state_used(const StateDict& state, size_t used);
+
 }  // namespace trainer::optim

@@ -54,10 +54,7 @@ void Sgd::load_state_dict(const StateDict& state) {
       ++used;
     }
   }
-  if (used != state.size()) {
-    throw std::runtime_error("optimizer state has " + std::to_string(state.size() - used) +
-                             " entries that match no parameter (a different model or optimizer?)");
-  }
+  check_all_state_used(state, used);
 }
 
 }  // namespace trainer::optim
