@@ -1,0 +1,29 @@
+// One training or validation batch as the loader hands it to the trainer. uint8 pixels stay uint8
+// until they reach the device (a quarter of the bytes to copy); normalisation happens there.
+#pragma once
+
+#include <torch/types.h>
+
+#include <string>
+#include <vector>
+
+namespace trainer::data {
+
+// Geometry that maps a letterboxed image back to its original pixels (for validation outputs).
+struct ImageGeometry {
+  int original_height = 0;
+  int original_width = 0;
+  double ratio = 1.0;   // resized = original * ratio
+  double pad_x = 0.0;   // left padding in letterboxed pixels
+  double pad_y = 0.0;   // top padding in letterboxed pixels
+};
+
+struct Batch {
+  torch::Tensor images;  // (B, 3, H, W) uint8, RGB, CPU (pinned when CUDA is available)
+  torch::Tensor labels;  // (n, 6) float32: [image_index, class, cx, cy, w, h], normalised to [0, 1]
+  std::vector<std::string> files;        // source image per batch row
+  std::vector<int64_t> dataset_indices;  // dataset index per batch row
+  std::vector<ImageGeometry> geometry;   // per batch row (letterbox parameters)
+};
+
+}  // namespace trainer::data

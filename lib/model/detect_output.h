@@ -1,0 +1,18 @@
+// The value the detection head hands to the loss in training mode. Kept in its own header so the loss
+// (lib/loss) depends on this contract only, not on the model's building blocks.
+#pragma once
+
+#include <torch/types.h>
+
+#include <vector>
+
+namespace trainer::model {
+
+// Raw training outputs of a Detect head, one tensor per pyramid level (P3, P4, P5), each
+// (B, 4 * reg_max + nc, H_l, W_l): the box channels first, then the class logits.
+struct DetectOutput {
+  std::vector<torch::Tensor> one2many;  // the one-to-many head (always present)
+  std::vector<torch::Tensor> one2one;   // the end-to-end copy on detached features (YOLO26); empty otherwise
+};
+
+}  // namespace trainer::model
