@@ -20,6 +20,13 @@ struct Command {
 };
 
 Command register_config_command(CLI::App& app, const GlobalOptions& global);
+Command register_info_command(CLI::App& app, const GlobalOptions& global);
+Command register_data_command(CLI::App& app, const GlobalOptions& global);
+Command register_eval_command(CLI::App& app, const GlobalOptions& global);
+Command register_bench_command(CLI::App& app, const GlobalOptions& global);
+Command register_synth_command(CLI::App& app, const GlobalOptions& global);
+Command register_fit_command(CLI::App& app, const GlobalOptions& global);
+Command register_val_command(CLI::App& app, const GlobalOptions& global);
 
 // `trainer --version`: prints the version report.
 void print_version_report();

@@ -20,7 +20,14 @@ int main(int argc, char** argv) {
   cli.add_flag("-q,--quiet", global.quiet, "warnings and errors only");
 
   const std::vector<app::Command> commands = {
+      app::register_fit_command(cli, global),
+      app::register_val_command(cli, global),
       app::register_config_command(cli, global),
+      app::register_info_command(cli, global),
+      app::register_data_command(cli, global),
+      app::register_eval_command(cli, global),
+      app::register_bench_command(cli, global),
+      app::register_synth_command(cli, global),
   };
 
   try {
@@ -42,6 +49,9 @@ int main(int argc, char** argv) {
     std::cout << cli.help();
     return 0;
   } catch (const core::ConfigError& e) {
+    spdlog::error("error: {}", e.what());
+    return 2;
+  } catch (const core::InputError& e) {
     spdlog::error("error: {}", e.what());
     return 2;
   } catch (const std::exception& e) {

@@ -100,6 +100,13 @@ struct RunConfig {
   int64_t save_period = -1;
   bool val = true;
   bool plots = true;
+  double conf = 0.001;          // validation confidence threshold
+  double iou = 0.7;             // validation NMS IoU
+  int64_t max_det = 300;        // validation detections per image
+  int64_t val_batches = 0;      // validation batches per epoch (0 = the whole split)
+  std::string resume;           // checkpoint to resume from ("" = start fresh)
+  bool cudnn_benchmark = false; // cuDNN autotuning (CUDA only)
+  bool channels_last = false;   // NHWC memory format for the model (CUDA only)
 };
 
 struct TrainConfig {

@@ -295,6 +295,35 @@ std::vector<FieldSpec> build_fields() {
       "val", "run", [](auto& c) -> auto& { return c.run.val; }, "validate every epoch"));
   f.push_back(bool_field(
       "plots", "run", [](auto& c) -> auto& { return c.run.plots; }, "write pictures"));
+  f.push_back(float_field(
+      "conf", "run", [](auto& c) -> auto& { return c.run.conf; }, closed(0, 1),
+      "validation: keep detections with score > conf (reference val value 0.001)"));
+  f.push_back(float_field(
+      "iou", "run", [](auto& c) -> auto& { return c.run.iou; }, closed(0, 1),
+      "validation NMS IoU threshold (YOLO11 and one-to-many decoding)"));
+  f.push_back(int_field(
+      "max_det", "run", [](auto& c) -> auto& { return c.run.max_det; }, closed(1, 100000),
+      "validation: detections kept per image"));
+  f.push_back(int_field(
+      "val_batches", "run", [](auto& c) -> auto& { return c.run.val_batches; },
+      closed(0, 100000000), "validation batches per epoch (0 = all; the seeds' short fit uses 4)"));
+  {
+    auto resume = string_field(
+        "resume", "run", [](auto& c) -> auto& { return c.run.resume; },
+        "checkpoint to resume from (a run's weights/last.ckpt); empty = start fresh");
+    // The reference writes `resume: false` into args.yaml: that means "start fresh".
+    resume.set = [set = resume.set](TrainConfig& c, const FieldValue& v) {
+      const auto& text = std::get<std::string>(v);
+      set(c, (text == "false" || text == "False") ? FieldValue(std::string()) : v);
+    };
+    f.push_back(std::move(resume));
+  }
+  f.push_back(bool_field(
+      "cudnn_benchmark", "run", [](auto& c) -> auto& { return c.run.cudnn_benchmark; },
+      "let cuDNN pick the fastest convolution algorithms (CUDA only)"));
+  f.push_back(bool_field(
+      "channels_last", "run", [](auto& c) -> auto& { return c.run.channels_last; },
+      "NHWC memory format for the model and batches (CUDA only)"));
   return f;
 }
 
@@ -307,7 +336,6 @@ constexpr std::string_view kReferenceOnlyKeys[] = {
     "verbose",
     "single_cls",
     "rect",
-    "resume",
     "fraction",
     "profile",
     "freeze",
@@ -318,9 +346,6 @@ constexpr std::string_view kReferenceOnlyKeys[] = {
     "dropout",
     "split",
     "save_json",
-    "conf",
-    "iou",
-    "max_det",
     "half",
     "dnn",
     "source",
@@ -368,7 +393,6 @@ constexpr std::string_view kReferenceOnlyKeys[] = {
     "cls_pw",
     "end2end",
     "distill_model",
-    "channels_last",
 
 };
 

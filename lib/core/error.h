@@ -24,4 +24,11 @@ class ConfigError : public std::runtime_error {
   explicit ConfigError(const std::string& message);
 };
 
+// A problem in input data (an annotation file, a results file, a label file, an image): the
+// message names the file and the entry (id, line) that is wrong.
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace trainer::core

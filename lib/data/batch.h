@@ -19,11 +19,17 @@ struct ImageGeometry {
 };
 
 struct Batch {
-  torch::Tensor images;  // (B, 3, H, W) uint8, RGB, CPU (pinned when CUDA is available)
+  // (B, 3, H, W) uint8, RGB, CPU (pinned when CUDA is available). A channels-last view of the
+  // loader's (B, H, W, 3) buffer: use images_to_device() (loader.h) or .contiguous() before
+  // reading it as NCHW memory. The buffer is reused once every reference to it is dropped.
+  torch::Tensor images;
   torch::Tensor labels;  // (n, 6) float32: [image_index, class, cx, cy, w, h], normalised to [0, 1]
   std::vector<std::string> files;        // source image per batch row
   std::vector<int64_t> dataset_indices;  // dataset index per batch row
-  std::vector<ImageGeometry> geometry;   // per batch row (letterbox parameters)
+  // Per batch row. Validation (augment=false): original = (resized - pad) / ratio, with ratio the
+  // reference's gain (resized height / original height times the letterbox ratio). Training
+  // batches only carry the original size (ratio 1, pad 0).
+  std::vector<ImageGeometry> geometry;
 };
 
 }  // namespace trainer::data

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <utility>
 #include <stdexcept>
 
 #include "core/error.h"
@@ -145,6 +146,36 @@ DatasetSpec parse_dataset(const fs::path& file, bool check_paths) {
     throw;
   } catch (const std::runtime_error& e) {
     throw ConfigError(SourceLocation{file.string(), 0}, e.what());
+  }
+  for (const auto& [key, target] :
+       {std::pair<const char*, std::optional<fs::path>*>{"train_json", &spec.train_json},
+        {"val_json", &spec.val_json},
+        {"test_json", &spec.test_json}}) {
+    const YAML::Node node = root[key];
+    if (!node || node.IsNull()) continue;
+    std::vector<fs::path> paths;
+    try {
+      paths = split_paths(node, spec.root, file, key, check_paths);
+    } catch (const ConfigError&) {
+      throw;
+    } catch (const std::runtime_error& e) {
+      throw ConfigError(at(node, file), e.what());
+    }
+    if (paths.size() != 1) {
+      throw ConfigError(at(node, file), std::string("'") + key + "' must be one json file");
+    }
+    *target = paths[0];
+  }
+  if (spec.train_json && spec.train.size() != 1) {
+    throw ConfigError(at(root["train_json"], file),
+                      "'train_json' needs 'train' to be one image folder");
+  }
+  if (spec.val_json && spec.val.size() != 1) {
+    throw ConfigError(at(root["val_json"], file), "'val_json' needs 'val' to be one image folder");
+  }
+  if (spec.test_json && spec.test.size() != 1) {
+    throw ConfigError(at(root["test_json"], file),
+                      "'test_json' needs 'test' to be one image folder");
   }
   if (const YAML::Node kpt = root["kpt_shape"]) {
     if (!kpt.IsSequence() || kpt.size() != 2) {

@@ -6,6 +6,13 @@
 // `${VAR:-default}` expand from the environment (so configs can point at ../shared/data or a
 // mounted COCO); `train`/`val`/`test` are folders, .txt image lists, or lists of those, relative to
 // the root; `names` is a list or an {id: name} map with ids 0..nc-1; `kpt_shape` is optional.
+// COCO json labels (our addition; the reference converts json to txt first): `train_json`,
+// `val_json`, `test_json` name an `instances_*.json` (relative to the root) whose `file_name`s are
+// relative to that split's image folder, e.g.
+//   path: demo
+//   train: images/train
+//   train_json: annotations/instances_train.json
+// A split with a json reads its labels only from the json (no .txt files needed).
 #pragma once
 
 #include <array>
@@ -22,6 +29,9 @@ struct DatasetSpec {
   std::vector<std::filesystem::path> train;
   std::vector<std::filesystem::path> val;
   std::vector<std::filesystem::path> test;
+  std::optional<std::filesystem::path> train_json;  // COCO annotations for the split, if any
+  std::optional<std::filesystem::path> val_json;
+  std::optional<std::filesystem::path> test_json;
   std::vector<std::string> names;  // index = class id
   std::optional<std::array<int, 2>> kpt_shape;
   std::vector<int> flip_idx;

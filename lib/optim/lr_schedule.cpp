@@ -52,6 +52,12 @@ std::optional<double> warmup_momentum_at(const ScheduleSettings& s, int64_t ni) 
                 s.momentum);
 }
 
+double momentum_at(const ScheduleSettings& s, int64_t ni, double initial) {
+  const int64_t nw = warmup_iterations(s);
+  if (nw <= 0) return initial;
+  return *warmup_momentum_at(s, std::min(ni, nw - 1));
+}
+
 int64_t accumulate_at(const ScheduleSettings& s, int64_t ni) {
   const int64_t nw = warmup_iterations(s);
   const double full = static_cast<double>(s.nbs) / static_cast<double>(s.batch);

@@ -44,6 +44,11 @@ double group_lr(const ScheduleSettings& s, GroupKind kind, double initial_lr, in
 // The momentum warmup sets at ni, or nullopt once warmup is over (the value then stays as it was).
 std::optional<double> warmup_momentum_at(const ScheduleSettings& s, int64_t ni);
 
+// The momentum a group has at ni as a pure function (so a resumed run gets the same value): the
+// warmup value while ni < nw; afterwards the value warmup left behind (at ni = nw - 1, which the
+// reference keeps because nothing resets it), or `initial` when there is no warmup.
+double momentum_at(const ScheduleSettings& s, int64_t ni, double initial);
+
 // Optimizer steps happen every `accumulate` batches: ramps 1 -> nbs/batch during warmup.
 int64_t accumulate_at(const ScheduleSettings& s, int64_t ni);
 

@@ -55,6 +55,13 @@ TEST_CASE("momentum warms up 0.8 -> 0.937 and is then left alone") {
   CHECK(*warmup_momentum_at(s, 0) == doctest::Approx(0.8));
   CHECK(*warmup_momentum_at(s, 15) == doctest::Approx(0.8685));
   CHECK_FALSE(warmup_momentum_at(s, 30).has_value());
+  // nw = 30: after warmup the value at ni = 29 stays: 0.8 + 29/30 * 0.137 = 0.93243...
+  CHECK(momentum_at(s, 29, 0.9) == doctest::Approx(0.8 + 29.0 / 30.0 * 0.137));
+  CHECK(momentum_at(s, 30, 0.9) == doctest::Approx(0.8 + 29.0 / 30.0 * 0.137));
+  CHECK(momentum_at(s, 500, 0.9) == doctest::Approx(0.9324333333));
+  auto none = s;
+  none.warmup_epochs = 0;
+  CHECK(momentum_at(none, 5, 0.9) == 0.9);  // no warmup: the optimizer's own momentum
 }
 
 TEST_CASE("accumulation ramps 1 -> nbs/batch during warmup") {

@@ -1,0 +1,64 @@
+// `trainer fit [CONFIG] [key=value ...]`: trains a model; `resume=RUN/weights/last.ckpt` continues
+// a run exactly where its last checkpoint left it.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+
+#include "app/commands.h"
+#include "core/config_loader.h"
+#include "engine/trainer.h"
+
+namespace trainer::app {
+
+Command register_fit_command(CLI::App& app, const GlobalOptions& /*global*/) {
+  struct Options {
+    std::vector<std::string> args;
+    bool per_class = false;
+  };
+  auto opts = std::make_shared<Options>();
+  CLI::App* cli = app.add_subcommand("fit", "train a detector from a YAML config");
+  cli->add_option("args", opts->args, "CONFIG (a yaml file) then key=value overrides");
+  cli->add_flag("--per-class", opts->per_class, "print the per-class table after the last epoch");
+  return {cli, [opts] {
+            std::string file;
+            std::vector<std::string> overrides;
+            std::string resume;
+            for (const auto& a : opts->args) {
+              if (file.empty() && overrides.empty() && a.find('=') == std::string::npos) {
+                file = a;
+              } else {
+                overrides.push_back(a);
+                if (a.rfind("resume=", 0) == 0) resume = a.substr(7);
+              }
+            }
+            core::TrainConfig config;
+            if (!resume.empty() && resume != "false" && resume != "False") {
+              config = engine::resume_config(resume, overrides);
+            } else {
+              const auto loaded = core::load_config(file, overrides);
+              for (const auto& note : loaded.notes) {
+                spdlog::info("{}: {}", note.where.describe(), note.message);
+              }
+              config = loaded.config;
+              if (!config.run.resume.empty()) config = engine::resume_config(config.run.resume, {});
+            }
+            engine::FitOptions fit_options;
+            fit_options.interactive = ::isatty(STDERR_FILENO) != 0;
+            fit_options.per_class = opts->per_class;
+            const auto result = engine::fit(config, fit_options);
+            std::cout << "run folder: " << result.run_dir.string() << "\n";
+            if (result.last_validation) {
+              const auto& m = result.last_validation->metric;
+              std::cout << "final (EMA) mAP50-95 " << m.map50_95 << ", mAP50 " << m.map50;
+              if (result.last_validation->coco) {
+                std::cout << ", COCO AP " << result.last_validation->coco->stats[0];
+              }
+              std::cout << "\n";
+            }
+            return 0;
+          }};
+}
+
+}  // namespace trainer::app

@@ -1,0 +1,42 @@
+// `trainer synth OUT_DIR`: writes the project's synthetic shapes dataset (the demo's data).
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <algorithm>
+#include <memory>
+
+#include "app/commands.h"
+#include "demo/synthetic_dataset.h"
+
+namespace trainer::app {
+
+Command register_synth_command(CLI::App& app, const GlobalOptions& /*global*/) {
+  struct Options {
+    std::string out;
+    demo::SyntheticOptions synth;
+  };
+  auto opts = std::make_shared<Options>();
+  CLI::App* cli = app.add_subcommand(
+      "synth", "generate the synthetic shapes dataset (COCO json + YOLO txt + dataset yaml)");
+  cli->add_option("out", opts->out, "output folder")->required();
+  cli->add_option("--train", opts->synth.train_images, "training images")->check(CLI::Range(1, 1000000));
+  cli->add_option("--val", opts->synth.val_images, "validation images")->check(CLI::Range(1, 1000000));
+  cli->add_option("--size", opts->synth.image_size, "image side in pixels")->check(CLI::Range(32, 4096));
+  cli->add_option("--max-objects", opts->synth.max_objects, "objects per image (at most)")
+      ->check(CLI::Range(1, 100));
+  cli->add_option("--seed", opts->synth.seed, "random seed");
+  return {cli, [opts] {
+            // Object sizes follow a small image size unless given: at most 60% of the side.
+            auto& s = opts->synth;
+            s.max_object_size = std::min(s.max_object_size, s.image_size * 6 / 10);
+            s.min_object_size = std::max(4, std::min(s.min_object_size, s.max_object_size / 2));
+            const auto summary = demo::generate_synthetic_dataset(opts->out, opts->synth);
+            spdlog::info("synthetic dataset: {} images, {} objects, {} classes -> {}",
+                         summary.images, summary.objects, demo::synthetic_class_names().size(),
+                         summary.dataset_yaml.string());
+            std::cout << summary.dataset_yaml.string() << "\n";
+            return 0;
+          }};
+}
+
+}  // namespace trainer::app

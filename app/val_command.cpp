@@ -1,0 +1,96 @@
+// `trainer val CONFIG weights=PATH [key=value ...]`: scores weights on the validation split with
+// both metrics, prints speed, and writes predictions.json (COCO results form).
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <memory>
+
+#include "app/commands.h"
+#include "core/config_loader.h"
+#include "core/error.h"
+#include "core/run_dir.h"
+#include "data/dataset.h"
+#include "data/dataset_yaml.h"
+#include "engine/checkpoint.h"
+#include "engine/device.h"
+#include "engine/validator.h"
+#include "eval/coco_eval.h"
+#include "model/detection_model.h"
+#include "model/model_name.h"
+#include "model/weights_io.h"
+
+namespace trainer::app {
+namespace {
+
+// A weights file, or a checkpoint whose EMA weights are used.
+void load_any_weights(model::DetectionModelImpl& model, const std::filesystem::path& path) {
+  if (path.extension() == ".ckpt") {
+    const auto ckpt = engine::load_checkpoint(path);
+    model::NamedTensorList list;
+    for (const auto& [key, tensor] : ckpt.ema) {
+      if (key.rfind("ema.", 0) == 0 && key != "ema.updates") list.emplace_back(key.substr(4), tensor);
+    }
+    model::load_weights(model, list, path.string() + " (EMA weights)");
+    return;
+  }
+  model::load_weights(model, path);
+}
+
+}  // namespace
+
+Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
+  struct Options {
+    std::vector<std::string> args;
+    bool per_class = false;
+  };
+  auto opts = std::make_shared<Options>();
+  CLI::App* cli = app.add_subcommand("val", "validate weights on the val split (both metrics)");
+  cli->add_option("args", opts->args,
+                  "CONFIG then key=value overrides; weights=PATH (a .pt weights file or a .ckpt "
+                  "checkpoint; omit to score a freshly initialised model)");
+  cli->add_flag("--per-class", opts->per_class, "print one row per class");
+  return {cli, [opts] {
+            std::string file, weights;
+            std::vector<std::string> overrides;
+            for (const auto& a : opts->args) {
+              if (a.rfind("weights=", 0) == 0) {
+                weights = a.substr(8);
+              } else if (file.empty() && overrides.empty() && a.find('=') == std::string::npos) {
+                file = a;
+              } else {
+                overrides.push_back(a);
+              }
+            }
+            auto config = core::load_config(file, overrides).config;
+            if (config.run.name == "train") config.run.name = "val";
+            const auto device = engine::resolve_device(config.run.device);
+            const auto spec = data::load_dataset_yaml(config.data.data);
+            auto val_set =
+                std::make_shared<data::DatasetIndex>(data::load_split(spec, data::Split::kVal));
+            auto model = model::build_detection_model(model::parse_model_name(config.model.model),
+                                                      spec.nc());
+            if (!weights.empty()) {
+              load_any_weights(*model, weights);
+            } else {
+              spdlog::warn("no weights=PATH given: scoring a freshly initialised model");
+            }
+            model->to(device);
+            engine::Validator validator(val_set, spec, config, device);
+            auto vo = engine::ValidationOptions::from_config(config);
+            vo.keep_detections = true;
+            const auto result = validator.run(*model, nullptr, vo);
+            const auto run_dir = core::create_run_dir(config.run);
+            engine::write_predictions_json(result.detections, run_dir / "predictions.json");
+            std::cout << engine::format_validation_table(result, spec.names, opts->per_class);
+            if (result.coco) std::cout << eval::format_coco_summary(*result.coco);
+            std::cout << fmt::format(
+                "Speed: {:.1f} ms preprocess, {:.1f} ms inference, {:.1f} ms postprocess per "
+                "image ({} images, {})\n",
+                result.preprocess_ms, result.inference_ms, result.postprocess_ms, result.images,
+                device.str());
+            std::cout << "predictions: " << (run_dir / "predictions.json").string() << "\n";
+            return 0;
+          }};
+}
+
+}  // namespace trainer::app

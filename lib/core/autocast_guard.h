@@ -1,0 +1,27 @@
+// RAII autocast scope for one device type, like Python's `with torch.autocast(...)`.
+//
+// Why: LibTorch's autocast switches are thread-local setters, so braces restore nothing; a guard
+// that remembers and restores the previous state (and clears the cast cache on the way out) keeps
+// BF16 to the forward pass and the loss, with backward and validation outside it.
+#pragma once
+
+#include <c10/core/DeviceType.h>
+#include <c10/core/ScalarType.h>
+
+namespace trainer::core {
+
+class AutocastGuard {
+ public:
+  // Enables autocast to `dtype` on `device` when `enabled`; a disabled guard still restores state.
+  AutocastGuard(c10::DeviceType device, c10::ScalarType dtype, bool enabled);
+  ~AutocastGuard();
+  AutocastGuard(const AutocastGuard&) = delete;
+  AutocastGuard& operator=(const AutocastGuard&) = delete;
+
+ private:
+  c10::DeviceType device_;
+  bool previous_enabled_;
+  c10::ScalarType previous_dtype_;
+};
+
+}  // namespace trainer::core

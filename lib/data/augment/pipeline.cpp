@@ -1,0 +1,57 @@
+// The training and validation sample recipes; see pipeline.h.
+#include "data/augment/pipeline.h"
+
+#include "data/augment/affine.h"
+#include "data/augment/flip.h"
+#include "data/augment/hsv.h"
+#include "data/augment/mixup.h"
+#include "data/augment/mosaic.h"
+
+namespace trainer::data::augment {
+namespace {
+
+// Mosaic (or letterbox) then random perspective: an s x s sample.
+Sample mosaic_and_affine(int64_t index, const FetchSample& fetch, const PickPartner& pick,
+                         const TrainRecipe& recipe, SampleRng& rng) {
+  const int s = recipe.imgsz;
+  const core::AugmentConfig& a = recipe.augment;
+  const AffineParams params{a.degrees, a.translate, a.scale, a.shear, a.perspective};
+  if (recipe.mosaic_on && a.mosaic > 0.0 && rng.uniform() < a.mosaic) {
+    const Sample first = fetch(index);
+    Sample others[3];
+    for (auto& other : others) other = fetch(pick(rng));
+    const Sample mosaic = random_mosaic4({&first, &others[0], &others[1], &others[2]}, s, rng);
+    return random_perspective(mosaic, -s / 2, params, rng);
+  }
+  const Sample image = fetch(index);
+  const Sample boxed =
+      letterbox(image, letterbox_geometry(image.height(), image.width(), s, s, /*scaleup=*/true));
+  return random_perspective(boxed, 0, params, rng);
+}
+
+}  // namespace
+
+Sample train_sample(int64_t index, const FetchSample& fetch, const PickPartner& pick,
+                    const TrainRecipe& recipe, SampleRng& rng) {
+  const core::AugmentConfig& a = recipe.augment;
+  Sample out = mosaic_and_affine(index, fetch, pick, recipe, rng);
+  if (recipe.mosaic_on && a.mixup > 0.0 && rng.uniform() < a.mixup) {
+    const int64_t partner = pick(rng);
+    SampleRng partner_rng(rng.next_u64(), 0, partner, StreamPurpose::kMixup);
+    const Sample other = mosaic_and_affine(partner, fetch, pick, recipe, partner_rng);
+    out = mixup(out, other, rng.beta(32.0, 32.0));
+  }
+  random_hsv(out.image, a.hsv_h, a.hsv_s, a.hsv_v, rng);
+  random_flips(out, a.flipud, a.fliplr, rng);
+  return out;
+}
+
+Sample val_sample(const Sample& resized, int out_height, int out_width,
+                  LetterboxGeometry* geometry) {
+  const LetterboxGeometry g =
+      letterbox_geometry(resized.height(), resized.width(), out_height, out_width, false);
+  if (geometry) *geometry = g;
+  return letterbox(resized, g);
+}
+
+}  // namespace trainer::data::augment

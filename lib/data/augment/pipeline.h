@@ -1,0 +1,40 @@
+// The training-sample recipe (the reference's v8_transforms) and the validation letterbox.
+//
+// Why: one function says in which order the augmentations run and which random draws they use, so
+// a sample depends only on (seed, epoch, index): mosaic with probability `mosaic` (partners from
+// the recent-index window) else letterbox to imgsz x imgsz; random perspective (border -s/2 after
+// mosaic, so the output is s x s); mixup with probability `mixup` (its partner built the same way
+// from its own stream); HSV; vertical then horizontal flip. close_mosaic turns mosaic and mixup
+// off.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "core/config.h"
+#include "data/augment/letterbox.h"
+#include "data/augment/sample.h"
+#include "data/augment/sample_rng.h"
+
+namespace trainer::data::augment {
+
+// A dataset image at training size (long side imgsz) with its boxes in pixels of that image.
+using FetchSample = std::function<Sample(int64_t index)>;
+// Picks a mosaic/mixup partner index from the recent-index window.
+using PickPartner = std::function<int64_t(SampleRng& rng)>;
+
+struct TrainRecipe {
+  int imgsz = 640;
+  core::AugmentConfig augment;
+  bool mosaic_on = true;  // false after close_mosaic (also turns mixup off)
+};
+
+Sample train_sample(int64_t index, const FetchSample& fetch, const PickPartner& pick,
+                    const TrainRecipe& recipe, SampleRng& rng);
+
+// Validation: letterbox to out_h x out_w without upscaling (scaleup=false). `geometry` receives
+// the letterbox parameters.
+Sample val_sample(const Sample& resized, int out_height, int out_width,
+                  LetterboxGeometry* geometry);
+
+}  // namespace trainer::data::augment

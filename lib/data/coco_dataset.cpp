@@ -1,0 +1,95 @@
+// COCO json to per-image labels; see coco_dataset.h.
+#include "data/coco_dataset.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "core/error.h"
+
+namespace trainer::data {
+
+int CocoClassMap::to_class(int64_t category_id) const {
+  if (coco91) return coco91_to_coco80(category_id);
+  const auto it = std::lower_bound(ids.begin(), ids.end(), category_id);
+  return it != ids.end() && *it == category_id ? static_cast<int>(it - ids.begin()) : -1;
+}
+
+CocoClassMap coco_class_map(const CocoFile& coco, int nc) {
+  CocoClassMap map;
+  for (const auto& c : coco.categories) map.ids.push_back(c.id);
+  if (map.ids.empty()) {  // no "categories": use the ids the annotations mention
+    for (const auto& a : coco.annotations) map.ids.push_back(a.category_id);
+  }
+  std::sort(map.ids.begin(), map.ids.end());
+  map.ids.erase(std::unique(map.ids.begin(), map.ids.end()), map.ids.end());
+  const bool all_coco = std::all_of(map.ids.begin(), map.ids.end(),
+                                    [](int64_t id) { return coco91_to_coco80(id) >= 0; });
+  if (nc == 80 && all_coco) {
+    map.coco91 = true;
+    return map;
+  }
+  if (static_cast<int>(map.ids.size()) > nc) {
+    throw core::InputError(fmt::format("{}: {} categories but the dataset yaml names {} classes",
+                                       coco.source.string(), map.ids.size(), nc));
+  }
+  return map;
+}
+
+std::vector<ImageLabels> coco_to_labels(const CocoFile& coco, const std::filesystem::path& dir,
+                                        int nc, DatasetStats& stats) {
+  const CocoClassMap map = coco_class_map(coco, nc);
+  std::unordered_map<int64_t, size_t> slot;
+  std::vector<ImageLabels> out(coco.images.size());
+  for (size_t i = 0; i < coco.images.size(); ++i) {
+    const CocoImage& im = coco.images[i];
+    out[i].image = (dir / im.file_name).lexically_normal();
+    out[i].width = im.width;
+    out[i].height = im.height;
+    out[i].coco_image_id = im.id;
+    slot[im.id] = i;
+  }
+  const std::string source = coco.source.string();
+  for (const CocoAnnotation& a : coco.annotations) {
+    ImageLabels& item = out[slot.at(a.image_id)];
+    const int cls = map.to_class(a.category_id);
+    if (cls < 0) {
+      stats.problems.push_back(
+          fmt::format("{}: annotation id {}: category {} is not one of the "
+                      "dataset's classes, skipped",
+                      source, a.id, a.category_id));
+      continue;
+    }
+    if (a.bbox[2] <= 0 || a.bbox[3] <= 0) continue;  // the reference skips these silently
+    const double w = item.width, h = item.height;
+    if (w <= 0 || h <= 0) continue;
+    const double x1 = std::clamp(a.bbox[0], 0.0, w), y1 = std::clamp(a.bbox[1], 0.0, h);
+    const double x2 = std::clamp(a.bbox[0] + a.bbox[2], 0.0, w);
+    const double y2 = std::clamp(a.bbox[1] + a.bbox[3], 0.0, h);
+    const NormBox box = {static_cast<float>((x1 + x2) / 2 / w),
+                         static_cast<float>((y1 + y2) / 2 / h), static_cast<float>((x2 - x1) / w),
+                         static_cast<float>((y2 - y1) / h)};
+    if (a.iscrowd) {
+      item.crowd_classes.push_back(cls);
+      item.crowd_boxes.push_back(box);
+      ++stats.crowd;
+      continue;
+    }
+    bool duplicate = false;
+    for (size_t k = 0; k < item.boxes.size() && !duplicate; ++k) {
+      duplicate = item.classes[k] == cls && item.boxes[k] == box;
+    }
+    if (duplicate) {
+      ++stats.duplicates;
+      continue;
+    }
+    item.classes.push_back(cls);
+    item.boxes.push_back(box);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ImageLabels& a, const ImageLabels& b) { return a.image < b.image; });
+  return out;
+}
+
+}  // namespace trainer::data

@@ -1,0 +1,35 @@
+// COCO json annotations -> per-image labels (the reference's convert_coco, without the txt files).
+//
+// Why: COCO ships json, and converting to txt files first doubles the data on disk and adds a
+// step users forget. Rules (convert_coco with cls91to80): crowd annotations are kept aside for
+// evaluation; bbox [x, y, w, h] (top-left, pixels) becomes (x + w/2, y + h/2, w, h) / (W, H),
+// clipped to the image; w <= 0 or h <= 0 is skipped; duplicate boxes are dropped. Classes: when
+// the dataset has 80 names and every category id is one of the 80 COCO ids, the 91 -> 80 map;
+// otherwise the categories sorted by id become 0..nc-1 (their count must equal nc).
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+#include "data/coco_json.h"
+#include "data/image_labels.h"
+
+namespace trainer::data {
+
+struct CocoClassMap {
+  bool coco91 = false;                      // the 91 -> 80 map is in use
+  std::vector<int64_t> ids;                 // otherwise: class c <- category ids[c]
+  int to_class(int64_t category_id) const;  // -1 when unknown
+};
+
+// Chooses the category -> class map for `nc` classes. Throws core::InputError naming the file
+// when the categories do not fit.
+CocoClassMap coco_class_map(const CocoFile& coco, int nc);
+
+// One ImageLabels per json image (sorted by file name), image = images_dir / file_name, width and
+// height from the json. Counts duplicates, crowd and skipped boxes into `stats`, with messages.
+std::vector<ImageLabels> coco_to_labels(const CocoFile& coco,
+                                        const std::filesystem::path& images_dir, int nc,
+                                        DatasetStats& stats);
+
+}  // namespace trainer::data

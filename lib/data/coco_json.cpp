@@ -1,0 +1,175 @@
+// COCO annotation reading with entry-level errors; see coco_json.h.
+#include "data/coco_json.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <unordered_set>
+
+#include "core/error.h"
+
+namespace trainer::data {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& source, const std::string& what) {
+  throw core::InputError(fmt::format("{}: {}", source, what));
+}
+
+const json& require(const json& object, const char* key, const std::string& source,
+                    const std::string& entry) {
+  if (!object.is_object()) fail(source, fmt::format("{} is not an object", entry));
+  auto it = object.find(key);
+  if (it == object.end()) fail(source, fmt::format("{} has no \"{}\"", entry, key));
+  return *it;
+}
+
+int64_t require_int(const json& object, const char* key, const std::string& source,
+                    const std::string& entry) {
+  const json& value = require(object, key, source, entry);
+  if (value.is_number_integer()) return value.get<int64_t>();
+  if (value.is_number_float()) {
+    double d = value.get<double>();
+    if (d == static_cast<double>(static_cast<int64_t>(d))) return static_cast<int64_t>(d);
+  }
+  fail(source, fmt::format("{}: \"{}\" must be an integer, got {}", entry, key, value.dump()));
+}
+
+double require_number(const json& object, const char* key, const std::string& source,
+                      const std::string& entry) {
+  const json& value = require(object, key, source, entry);
+  if (!value.is_number()) {
+    fail(source, fmt::format("{}: \"{}\" must be a number, got {}", entry, key, value.dump()));
+  }
+  return value.get<double>();
+}
+
+bool optional_flag(const json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return false;
+  if (it->is_boolean()) return it->get<bool>();
+  if (it->is_number()) return it->get<double>() != 0.0;
+  return false;
+}
+
+const json& require_array(const json& root, const char* key, const std::string& source) {
+  auto it = root.find(key);
+  if (it == root.end()) fail(source, fmt::format("no \"{}\" array", key));
+  if (!it->is_array()) fail(source, fmt::format("\"{}\" is not an array", key));
+  return *it;
+}
+
+}  // namespace
+
+CocoFile parse_coco_json(const std::string& text, const std::string& source) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& e) {
+    fail(source, fmt::format("malformed json ({})", e.what()));
+  }
+  if (!root.is_object()) fail(source, "the top level is not an object");
+
+  CocoFile out;
+  out.source = source;
+  std::unordered_set<int64_t> image_ids;
+  for (const json& entry : require_array(root, "images", source)) {
+    CocoImage image;
+    std::string name = fmt::format("image #{}", out.images.size());
+    image.id = require_int(entry, "id", source, name);
+    name = fmt::format("image id {}", image.id);
+    const json& file_name = require(entry, "file_name", source, name);
+    if (!file_name.is_string()) fail(source, name + ": \"file_name\" must be a string");
+    image.file_name = file_name.get<std::string>();
+    image.width = static_cast<int>(require_int(entry, "width", source, name));
+    image.height = static_cast<int>(require_int(entry, "height", source, name));
+    if (!image_ids.insert(image.id).second) fail(source, fmt::format("duplicate {}", name));
+    out.images.push_back(std::move(image));
+  }
+
+  std::unordered_set<int64_t> category_ids;
+  if (root.contains("categories")) {
+    for (const json& entry : require_array(root, "categories", source)) {
+      CocoCategory category;
+      std::string name = fmt::format("category #{}", out.categories.size());
+      category.id = require_int(entry, "id", source, name);
+      name = fmt::format("category id {}", category.id);
+      if (auto it = entry.find("name"); it != entry.end() && it->is_string()) {
+        category.name = it->get<std::string>();
+      }
+      if (auto it = entry.find("supercategory"); it != entry.end() && it->is_string()) {
+        category.supercategory = it->get<std::string>();
+      }
+      if (!category_ids.insert(category.id).second) fail(source, fmt::format("duplicate {}", name));
+      out.categories.push_back(std::move(category));
+    }
+  }
+
+  if (root.contains("annotations")) {
+    std::unordered_set<int64_t> annotation_ids;
+    for (const json& entry : require_array(root, "annotations", source)) {
+      CocoAnnotation ann;
+      std::string name = fmt::format("annotation #{}", out.annotations.size());
+      ann.id = require_int(entry, "id", source, name);
+      name = fmt::format("annotation id {}", ann.id);
+      ann.image_id = require_int(entry, "image_id", source, name);
+      ann.category_id = require_int(entry, "category_id", source, name);
+      const json& bbox = require(entry, "bbox", source, name);
+      if (!bbox.is_array() || bbox.size() != 4) {
+        fail(source, fmt::format("{}: \"bbox\" must be [x, y, w, h], got {}", name, bbox.dump()));
+      }
+      for (size_t k = 0; k < 4; ++k) {
+        if (!bbox[k].is_number()) fail(source, name + ": \"bbox\" holds a non-number");
+        ann.bbox[k] = bbox[k].get<double>();
+      }
+      if (ann.bbox[2] < 0 || ann.bbox[3] < 0) {
+        fail(source, fmt::format("{}: negative box size {}x{}", name, ann.bbox[2], ann.bbox[3]));
+      }
+      ann.area = entry.contains("area") ? require_number(entry, "area", source, name)
+                                        : ann.bbox[2] * ann.bbox[3];
+      ann.iscrowd = optional_flag(entry, "iscrowd");
+      ann.ignore = optional_flag(entry, "ignore");
+      if (!annotation_ids.insert(ann.id).second) fail(source, fmt::format("duplicate {}", name));
+      if (!image_ids.count(ann.image_id)) {
+        fail(source, fmt::format("{}: unknown image_id {}", name, ann.image_id));
+      }
+      if (!category_ids.empty() && !category_ids.count(ann.category_id)) {
+        fail(source, fmt::format("{}: unknown category_id {}", name, ann.category_id));
+      }
+      out.annotations.push_back(ann);
+    }
+  }
+  return out;
+}
+
+CocoFile read_coco_json(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw core::InputError(fmt::format("{}: cannot open COCO annotation file", file.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  CocoFile out = parse_coco_json(text.str(), file.string());
+  out.source = file;
+  return out;
+}
+
+const std::array<int, 80>& coco80_to_coco91() {
+  static const std::array<int, 80> ids = {
+      1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+      22, 23, 24, 25, 27, 28, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44,
+      46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65,
+      67, 70, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 84, 85, 86, 87, 88, 89, 90};
+  return ids;
+}
+
+int coco91_to_coco80(int64_t category_id) {
+  const auto& ids = coco80_to_coco91();
+  for (int c = 0; c < 80; ++c) {
+    if (ids[c] == category_id) return c;
+  }
+  return -1;
+}
+
+}  // namespace trainer::data

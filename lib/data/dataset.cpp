@@ -1,0 +1,241 @@
+// Split indexing with checks and the label cache; see dataset.h.
+#include "data/dataset.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+#include "data/coco_dataset.h"
+#include "data/image_files.h"
+#include "data/label_cache.h"
+#include "data/yolo_labels.h"
+
+namespace fs = std::filesystem;
+
+namespace trainer::data {
+namespace {
+
+int64_t file_size_or(const fs::path& p, int64_t missing) {
+  std::error_code ec;
+  const auto size = fs::file_size(p, ec);
+  return ec ? missing : static_cast<int64_t>(size);
+}
+
+// Label files and jsons can be edited without changing size; their modification time goes into
+// the cache hash too (the reference hashes names and sizes only).
+int64_t file_mtime_or(const fs::path& p, int64_t missing) {
+  std::error_code ec;
+  const auto time = fs::last_write_time(p, ec);
+  return ec ? missing : static_cast<int64_t>(time.time_since_epoch().count());
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Checks the image header; returns false (and records why) when the image must be skipped.
+bool check_image(ImageLabels& item, DatasetStats& stats) {
+  std::string error;
+  const auto header = read_image_header(item.image, &error);
+  if (!header) {
+    ++stats.corrupt;
+    stats.problems.push_back(fmt::format("{}: skipped: {}", item.image.string(), error));
+    return false;
+  }
+  if (!header->warning.empty()) {
+    stats.problems.push_back(fmt::format("{}: {}", item.image.string(), header->warning));
+  }
+  if (item.width > 0 && (item.width != header->width || item.height != header->height)) {
+    stats.problems.push_back(
+        fmt::format("{}: annotation size {}x{} differs from the image's {}x{}; "
+                    "using the image's",
+                    item.image.string(), item.width, item.height, header->width, header->height));
+  }
+  item.width = header->width;
+  item.height = header->height;
+  return true;
+}
+
+void count_usable(const ImageLabels& item, DatasetStats& stats) {
+  ++stats.images;
+  stats.boxes += static_cast<int64_t>(item.boxes.size());
+  if (item.boxes.empty()) ++stats.backgrounds;
+}
+
+CachedSplit index_yolo(const std::vector<fs::path>& images, int nc, int kpt_values) {
+  CachedSplit out;
+  DatasetStats& stats = out.stats;
+  for (const fs::path& image : images) {
+    ImageLabels item;
+    item.image = image;
+    item.coco_image_id = numeric_stem(image);
+    if (!check_image(item, stats)) continue;
+    const fs::path label_file = label_path_for_image(image);
+    if (!fs::exists(label_file)) {
+      ++stats.missing_labels;
+    } else {
+      const std::string text = read_file(label_file);
+      ParsedLabels parsed = parse_yolo_labels(text, label_file.string(), nc, kpt_values);
+      if (parsed.error) {
+        ++stats.corrupt;
+        stats.problems.push_back(*parsed.error + " (image skipped)");
+        continue;
+      }
+      if (parsed.duplicates > 0) {
+        stats.duplicates += parsed.duplicates;
+        stats.problems.push_back(
+            fmt::format("{}: {} duplicate labels removed", label_file.string(), parsed.duplicates));
+      }
+      if (parsed.boxes.empty()) ++stats.empty_labels;
+      item.classes = std::move(parsed.classes);
+      item.boxes = std::move(parsed.boxes);
+    }
+    count_usable(item, stats);
+    out.items.push_back(std::move(item));
+  }
+  return out;
+}
+
+CachedSplit index_coco(const fs::path& json, const fs::path& images_dir, int nc) {
+  CachedSplit out;
+  DatasetStats& stats = out.stats;
+  const CocoFile coco = read_coco_json(json);
+  for (ImageLabels& item : coco_to_labels(coco, images_dir, nc, stats)) {
+    if (!check_image(item, stats)) continue;
+    if (item.boxes.empty() && item.crowd_boxes.empty()) ++stats.missing_labels;
+    count_usable(item, stats);
+    out.items.push_back(std::move(item));
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* split_name(Split split) {
+  switch (split) {
+    case Split::kTrain:
+      return "train";
+    case Split::kVal:
+      return "val";
+    default:
+      return "test";
+  }
+}
+
+DatasetIndex load_split(const DatasetSpec& spec, Split split, const LoadOptions& options) {
+  const std::vector<fs::path>& paths = split == Split::kTrain ? spec.train
+                                       : split == Split::kVal ? spec.val
+                                                              : spec.test;
+  const std::optional<fs::path>& json = split == Split::kTrain ? spec.train_json
+                                        : split == Split::kVal ? spec.val_json
+                                                               : spec.test_json;
+  if (paths.empty()) {
+    throw core::InputError(fmt::format("{}: the dataset has no '{}' split", spec.yaml_file.string(),
+                                       split_name(split)));
+  }
+  DatasetIndex index;
+  index.names = spec.names;
+  const int kpt_values = spec.kpt_shape ? (*spec.kpt_shape)[0] * (*spec.kpt_shape)[1] : 0;
+
+  // The cache key and location.
+  CacheHasher hasher;
+  hasher.add(static_cast<int64_t>(kLabelCacheVersion));
+  hasher.add(static_cast<int64_t>(spec.nc()));
+  hasher.add(static_cast<int64_t>(kpt_values));
+  fs::path preferred;
+  std::vector<fs::path> images;
+  if (json) {
+    if (!fs::is_directory(paths[0])) {
+      throw core::InputError(
+          fmt::format("{}: image folder for {} does not exist", paths[0].string(), json->string()));
+    }
+    index.source = json->string();
+    hasher.add(json->string());
+    hasher.add(file_size_or(*json, -1));
+    hasher.add(file_mtime_or(*json, -1));
+    for (const auto& image : list_image_files(paths)) {
+      hasher.add(image.string());
+      hasher.add(file_size_or(image, -1));
+    }
+    preferred = fs::path(*json).replace_extension(".cache");
+  } else {
+    images = list_image_files(paths);
+    for (const auto& p : paths) index.source += (index.source.empty() ? "" : ", ") + p.string();
+    for (const auto& image : images) {
+      hasher.add(image.string());
+      hasher.add(file_size_or(image, -1));
+      const fs::path label = label_path_for_image(image);
+      hasher.add(file_size_or(label, -1));
+      hasher.add(file_mtime_or(label, -1));
+    }
+    const fs::path first_label = label_path_for_image(images.front());
+    preferred = first_label.parent_path().string() + ".cache";
+  }
+
+  std::optional<CachedSplit> split_data;
+  fs::path cache_file;
+  if (options.use_cache) {
+    cache_file = label_cache_path(preferred, options.cache_dir);
+    split_data = load_label_cache(cache_file, hasher.value());
+    index.from_cache = split_data.has_value();
+  }
+  if (!split_data) {
+    split_data =
+        json ? index_coco(*json, paths[0], spec.nc()) : index_yolo(images, spec.nc(), kpt_values);
+    if (options.use_cache) {
+      try {
+        save_label_cache(cache_file, hasher.value(), *split_data);
+      } catch (const std::exception& e) {
+        spdlog::warn("label cache not written ({}): {}", cache_file.string(), e.what());
+      }
+    }
+  }
+  index.items = std::move(split_data->items);
+  index.stats = std::move(split_data->stats);
+
+  if (options.log) {
+    const auto& problems = index.stats.problems;
+    for (size_t i = 0; i < problems.size() && i < options.max_logged_problems; ++i) {
+      spdlog::warn("{}", problems[i]);
+    }
+    if (problems.size() > options.max_logged_problems) {
+      spdlog::warn("... and {} more problems (trainer data check lists them all)",
+                   problems.size() - options.max_logged_problems);
+    }
+    spdlog::info("{} {}: {}{}", split_name(split), index.source, summary_line(index.stats),
+                 index.from_cache ? " (label cache)" : "");
+  }
+  if (index.items.empty()) {
+    throw core::InputError(fmt::format("{}: no usable images in the {} split ({})", index.source,
+                                       split_name(split), summary_line(index.stats)));
+  }
+  return index;
+}
+
+std::string summary_line(const DatasetStats& s) {
+  std::string line =
+      fmt::format("{} images, {} backgrounds, {} corrupt", s.images, s.backgrounds, s.corrupt);
+  line += fmt::format(", {} boxes", s.boxes);
+  if (s.missing_labels) line += fmt::format(", {} without labels", s.missing_labels);
+  if (s.empty_labels) line += fmt::format(", {} empty label files", s.empty_labels);
+  if (s.duplicates) line += fmt::format(", {} duplicates removed", s.duplicates);
+  if (s.crowd) line += fmt::format(", {} crowd boxes", s.crowd);
+  return line;
+}
+
+int64_t numeric_stem(const fs::path& file) {
+  const std::string stem = file.stem().string();
+  if (stem.empty() || stem.size() > 18) return -1;
+  for (char c : stem) {
+    if (c < '0' || c > '9') return -1;
+  }
+  return std::stoll(stem);
+}
+
+}  // namespace trainer::data

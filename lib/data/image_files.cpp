@@ -1,0 +1,157 @@
+// Image listing, label paths and header sizes; see image_files.h.
+#include "data/image_files.h"
+
+#include <fmt/format.h>
+#include <opencv2/imgcodecs.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <set>
+
+#include "core/error.h"
+
+namespace fs = std::filesystem;
+
+namespace trainer::data {
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string trim(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+int be16(const unsigned char* p) {
+  return (p[0] << 8) | p[1];
+}
+int be32(const unsigned char* p) {
+  return static_cast<int>((uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) |
+                          uint32_t(p[3]));
+}
+
+std::optional<ImageHeader> jpeg_header(std::ifstream& in, std::string* error) {
+  unsigned char buf[9];
+  in.seekg(2);
+  for (;;) {
+    int byte = in.get();
+    if (byte == EOF) break;
+    if (byte != 0xFF) continue;
+    int marker = in.get();
+    while (marker == 0xFF) marker = in.get();
+    if (marker == EOF) break;
+    if (marker == 0xD8 || marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) continue;
+    if (marker == 0xD9 || marker == 0xDA) break;  // end of image / start of scan before a frame
+    if (!in.read(reinterpret_cast<char*>(buf), 2)) break;
+    const int length = be16(buf);
+    if (length < 2) break;
+    const bool sof =
+        marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
+    if (sof) {
+      if (!in.read(reinterpret_cast<char*>(buf), 5)) break;
+      ImageHeader h;
+      h.height = be16(buf + 1);
+      h.width = be16(buf + 3);
+      in.seekg(-2, std::ios::end);
+      unsigned char tail[2] = {0, 0};
+      in.read(reinterpret_cast<char*>(tail), 2);
+      if (tail[0] != 0xFF || tail[1] != 0xD9) h.warning = "JPEG has no end marker (truncated?)";
+      return h;
+    }
+    in.seekg(length - 2, std::ios::cur);
+  }
+  *error = "corrupt JPEG: no frame header";
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool has_image_suffix(const fs::path& file) {
+  static const std::set<std::string> kSuffixes = {".bmp", ".dng", ".jpeg", ".jpg",  ".mpo",
+                                                  ".png", ".tif", ".tiff", ".webp", ".pfm"};
+  return kSuffixes.count(lower(file.extension().string())) > 0;
+}
+
+std::vector<fs::path> list_image_files(const std::vector<fs::path>& paths) {
+  std::vector<fs::path> files;
+  for (const fs::path& p : paths) {
+    if (fs::is_directory(p)) {
+      for (const auto& entry : fs::recursive_directory_iterator(p)) {
+        if (entry.is_regular_file() && has_image_suffix(entry.path()))
+          files.push_back(entry.path());
+      }
+    } else if (fs::is_regular_file(p)) {
+      std::ifstream in(p);
+      std::string line;
+      const fs::path parent = p.parent_path();
+      while (std::getline(in, line)) {
+        line = trim(line);
+        if (line.empty()) continue;
+        fs::path f = line.rfind("./", 0) == 0 ? parent / line.substr(2) : fs::path(line);
+        if (f.is_relative()) f = parent / f;
+        if (has_image_suffix(f)) files.push_back(f.lexically_normal());
+      }
+    } else {
+      throw core::InputError(fmt::format("{}: image folder or list does not exist", p.string()));
+    }
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  if (files.empty()) {
+    std::string joined;
+    for (const auto& p : paths) joined += (joined.empty() ? "" : ", ") + p.string();
+    throw core::InputError(fmt::format("{}: no images found", joined));
+  }
+  return files;
+}
+
+fs::path label_path_for_image(const fs::path& image) {
+  std::string s = image.string();
+  const std::string from = "/images/";
+  const size_t at = s.rfind(from);
+  if (at != std::string::npos) s.replace(at, from.size(), "/labels/");
+  fs::path out(s);
+  out.replace_extension(".txt");
+  return out;
+}
+
+std::optional<ImageHeader> read_image_header(const fs::path& file, std::string* error) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    *error = "image not found or unreadable";
+    return std::nullopt;
+  }
+  unsigned char sig[24] = {};
+  in.read(reinterpret_cast<char*>(sig), sizeof(sig));
+  const auto got = in.gcount();
+  in.clear();
+  std::optional<ImageHeader> header;
+  if (got >= 3 && sig[0] == 0xFF && sig[1] == 0xD8 && sig[2] == 0xFF) {
+    header = jpeg_header(in, error);
+  } else if (got >= 24 && sig[0] == 0x89 && sig[1] == 'P' && sig[2] == 'N' && sig[3] == 'G') {
+    header = ImageHeader{be32(sig + 16), be32(sig + 20), ""};
+  } else if (got == 0) {
+    *error = "empty image file";
+    return std::nullopt;
+  } else {
+    const cv::Mat im = cv::imread(file.string(), cv::IMREAD_UNCHANGED);
+    if (im.empty()) {
+      *error = "cannot decode image";
+      return std::nullopt;
+    }
+    header = ImageHeader{im.cols, im.rows, ""};
+  }
+  if (header && (header->width < 10 || header->height < 10)) {
+    *error = fmt::format("image size {}x{} is under 10 pixels", header->width, header->height);
+    return std::nullopt;
+  }
+  return header;
+}
+
+}  // namespace trainer::data

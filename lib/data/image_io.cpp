@@ -1,0 +1,38 @@
+// Image decoding and the long-side resize; see image_io.h.
+#include "data/image_io.h"
+
+#include <fmt/format.h>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace trainer::data {
+
+cv::Mat read_image_bgr(const std::filesystem::path& file) {
+  cv::Mat image = cv::imread(file.string(), cv::IMREAD_COLOR);
+  if (image.empty()) {
+    throw core::InputError(fmt::format("{}: cannot decode image", file.string()));
+  }
+  return image;
+}
+
+cv::Size long_side_size(int height, int width, int imgsz) {
+  const double r = static_cast<double>(imgsz) / std::max(height, width);
+  if (r == 1.0) return cv::Size(width, height);
+  return cv::Size(std::min(static_cast<int>(std::ceil(width * r)), imgsz),
+                  std::min(static_cast<int>(std::ceil(height * r)), imgsz));
+}
+
+cv::Mat resize_long_side(const cv::Mat& image, int imgsz) {
+  const cv::Size size = long_side_size(image.rows, image.cols, imgsz);
+  if (size == image.size()) return image;
+  cv::Mat out;
+  cv::resize(image, out, size, 0, 0, cv::INTER_LINEAR);
+  return out;
+}
+
+}  // namespace trainer::data

@@ -1,0 +1,25 @@
+// Reading an image as 3-channel BGR and resizing it for training (the reference's load_image).
+//
+// Why: grayscale and 4-channel files must become 3-channel before any augmentation, and the
+// long-side resize rule decides the geometry that labels and the evaluator rely on:
+// r = imgsz / max(h0, w0); if r != 1 the size becomes min(ceil(w0 r), imgsz) x min(ceil(h0 r),
+// imgsz) with INTER_LINEAR (the reference uses INTER_AREA nowhere in this path).
+#pragma once
+
+#include <opencv2/core.hpp>
+
+#include <filesystem>
+
+namespace trainer::data {
+
+// Decodes `file` to HxWx3 uint8 BGR (gray -> 3 channels, alpha dropped, 16-bit scaled to 8).
+// Throws core::InputError naming the file when it cannot be decoded.
+cv::Mat read_image_bgr(const std::filesystem::path& file);
+
+// The resized size for an h0 x w0 image at `imgsz` (width, height).
+cv::Size long_side_size(int height, int width, int imgsz);
+
+// Resizes to long_side_size (returns `image` itself when the size does not change).
+cv::Mat resize_long_side(const cv::Mat& image, int imgsz);
+
+}  // namespace trainer::data

@@ -1,0 +1,50 @@
+// The parsed-label cache: a split's ImageLabels and stats saved beside its labels.
+//
+// Why: indexing a large set means opening every label file and every image header; a second start
+// should read one file instead. The cache is keyed by a hash of every image and label file name
+// and size (and the class count, label layout and cache version), so adding, removing or editing
+// a file invalidates it. It is written atomically; when the label folder is read-only (a shared
+// dataset), it goes to $TRAINER_CACHE/labels (default ~/.cache/trainer/labels) under a name
+// derived from its intended path.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "data/image_labels.h"
+
+namespace trainer::data {
+
+inline constexpr uint32_t kLabelCacheVersion = 1;
+
+// FNV-1a over strings and integers: the cache key.
+class CacheHasher {
+ public:
+  void add(const std::string& text);
+  void add(int64_t value);
+  uint64_t value() const { return hash_; }
+
+ private:
+  uint64_t hash_ = 1469598103934665603ULL;
+};
+
+struct CachedSplit {
+  std::vector<ImageLabels> items;
+  DatasetStats stats;
+};
+
+// Where the cache for `preferred` (e.g. labels/train2017.cache) is read and written: `preferred`
+// itself if its folder is writable by its permission bits, else the fallback folder. An explicit
+// `cache_dir` overrides both.
+std::filesystem::path label_cache_path(const std::filesystem::path& preferred,
+                                       const std::optional<std::filesystem::path>& cache_dir);
+
+void save_label_cache(const std::filesystem::path& file, uint64_t hash, const CachedSplit& split);
+
+// nullopt when the file is missing, unreadable, of another version or another hash.
+std::optional<CachedSplit> load_label_cache(const std::filesystem::path& file, uint64_t hash);
+
+}  // namespace trainer::data

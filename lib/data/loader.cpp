@@ -1,0 +1,278 @@
+// The threaded loader; see loader.h.
+#include "data/loader.h"
+
+#include <spdlog/spdlog.h>
+
+#include <opencv2/core/utility.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <stdexcept>
+
+#include "data/augment/pipeline.h"
+#include "data/augment/sample_rng.h"
+#include "data/buffer_pool.h"
+#include "data/image_cache.h"
+#include "data/image_io.h"
+#include "data/rect_shapes.h"
+
+namespace trainer::data {
+
+using augment::Sample;
+using augment::SampleRng;
+
+Loader::Loader(const DatasetIndex& dataset, LoaderOptions options)
+    : dataset_(dataset), options_(std::move(options)) {
+  if (dataset_.items.empty()) throw std::invalid_argument("Loader: the dataset is empty");
+  if (options_.batch < 1 || options_.imgsz < options_.stride || options_.world_size < 1 ||
+      options_.rank < 0 || options_.rank >= options_.world_size) {
+    throw std::invalid_argument("Loader: batch, imgsz, rank or world_size out of range");
+  }
+  const int cores = std::max(1u, std::thread::hardware_concurrency());
+  workers_ = std::clamp(options_.workers, 0, cores);
+  if (workers_ > 0) cv::setNumThreads(0);  // parallelism comes from our workers, not OpenCV
+  if (options_.augment && options_.rect) {
+    spdlog::warn("rect batches are for validation; augmented training ignores rect");
+    options_.rect = false;
+  }
+  if (options_.cache_ram) {
+    auto cache =
+        ImageCache::build(dataset_, options_.imgsz, std::max(workers_, 1), options_.show_progress);
+    if (cache) cache_ = std::make_unique<ImageCache>(std::move(*cache));
+  }
+  pool_ = std::make_unique<BufferPool>(options_.pin_memory && pinned_memory_available(),
+                                       static_cast<size_t>(workers_ + options_.prefetch + 2));
+  order_.resize(dataset_.items.size());
+  std::iota(order_.begin(), order_.end(), 0);
+  if (!options_.augment && options_.rect) {
+    std::vector<std::array<int, 2>> sizes;
+    for (const auto& item : dataset_.items) sizes.push_back({item.height, item.width});
+    order_ =
+        rect_plan(sizes, options_.batch, options_.imgsz, options_.stride, options_.rect_pad).order;
+  }
+}
+
+Loader::~Loader() {
+  stop_workers();
+}
+
+int64_t Loader::partner_window() const {
+  return std::min<int64_t>(
+      {static_cast<int64_t>(dataset_.items.size()), int64_t(options_.batch) * 8, 1000});
+}
+
+int64_t Loader::batches_per_epoch() const {
+  const int64_t n = static_cast<int64_t>(local_.empty() ? 0 : local_.size());
+  if (n > 0) return (n + options_.batch - 1) / options_.batch;
+  const int64_t total = static_cast<int64_t>(dataset_.items.size());
+  const int64_t per_rank = (total + options_.world_size - 1) / options_.world_size;
+  return (per_rank + options_.batch - 1) / options_.batch;
+}
+
+int64_t Loader::samples_in_batch(int64_t b) const {
+  const int64_t n = static_cast<int64_t>(local_.size());
+  return std::min<int64_t>(options_.batch, n - b * options_.batch);
+}
+
+void Loader::stop_workers() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  space_cv_.notify_all();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+}
+
+void Loader::start_epoch(int epoch, bool mosaic) {
+  stop_workers();
+  epoch_ = epoch;
+  mosaic_ = mosaic;
+  const int64_t n = static_cast<int64_t>(dataset_.items.size());
+  permutation_ = order_;
+  if (options_.augment && options_.shuffle) {
+    SampleRng rng(options_.seed, epoch, 0, augment::StreamPurpose::kPermutation);
+    std::iota(permutation_.begin(), permutation_.end(), 0);
+    for (int64_t i = n - 1; i > 0; --i) {
+      std::swap(permutation_[i], permutation_[rng.below(static_cast<uint64_t>(i + 1))]);
+    }
+  }
+  const int64_t world = options_.world_size;
+  const int64_t per_rank = (n + world - 1) / world;
+  local_.resize(per_rank);
+  for (int64_t k = 0; k < per_rank; ++k) local_[k] = (options_.rank + k * world) % n;
+  ready_.clear();
+  next_claim_ = 0;
+  cursor_ = 0;
+  error_ = nullptr;
+  stopping_ = false;
+  for (int w = 0; w < workers_; ++w) threads_.emplace_back([this] { worker_loop(); });
+}
+
+void Loader::worker_loop() {
+  const int64_t nb = batches_per_epoch();
+  for (;;) {
+    int64_t b = 0;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      space_cv_.wait(lock, [&] {
+        return stopping_ || next_claim_ >= nb ||
+               next_claim_ < cursor_ + workers_ + options_.prefetch;
+      });
+      if (stopping_ || next_claim_ >= nb) return;
+      b = next_claim_++;
+    }
+    try {
+      Batch batch = build_batch(b);
+      std::lock_guard<std::mutex> lock(mutex_);
+      ready_.emplace(b, std::move(batch));
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+    }
+    ready_cv_.notify_all();
+  }
+}
+
+std::optional<Batch> Loader::next() {
+  if (epoch_ < 0) throw std::logic_error("Loader::next() before start_epoch()");
+  const int64_t nb = batches_per_epoch();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto waited = [&] {
+    wait_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  if (workers_ == 0) {
+    if (cursor_ >= nb) return std::nullopt;
+    Batch batch = build_batch(cursor_++);
+    waited();
+    return batch;
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (cursor_ >= nb) return std::nullopt;
+  ready_cv_.wait(lock, [&] { return error_ != nullptr || ready_.count(cursor_) > 0; });
+  waited();
+  if (error_) {
+    const std::exception_ptr error = error_;
+    lock.unlock();
+    stop_workers();
+    cursor_ = nb;
+    std::rethrow_exception(error);
+  }
+  auto it = ready_.find(cursor_);
+  Batch batch = std::move(it->second);
+  ready_.erase(it);
+  ++cursor_;
+  lock.unlock();
+  space_cv_.notify_all();
+  return batch;
+}
+
+double Loader::take_wait_seconds() {
+  const double s = wait_seconds_;
+  wait_seconds_ = 0.0;
+  return s;
+}
+
+namespace {
+
+// The dataset image at training size with its boxes in pixels.
+Sample fetch_sample(const DatasetIndex& dataset, const ImageCache* cache, int imgsz, int64_t i) {
+  const ImageLabels& item = dataset.items[i];
+  Sample s;
+  s.image = cache ? cache->image(i) : resize_long_side(read_image_bgr(item.image), imgsz);
+  const float w = static_cast<float>(s.width()), h = static_cast<float>(s.height());
+  s.classes = item.classes;
+  s.boxes.reserve(item.boxes.size());
+  for (const NormBox& b : item.boxes) {
+    s.boxes.push_back({(b[0] - b[2] / 2) * w, (b[1] - b[3] / 2) * h, (b[0] + b[2] / 2) * w,
+                       (b[1] + b[3] / 2) * h});
+  }
+  return s;
+}
+
+}  // namespace
+
+Batch Loader::build_batch(int64_t b) const {
+  const int64_t count = samples_in_batch(b);
+  const int64_t n = static_cast<int64_t>(dataset_.items.size());
+  const ImageCache* cache = cache_.get();
+  const int imgsz = options_.imgsz;
+  std::vector<int64_t> positions(count), indices(count);
+  for (int64_t k = 0; k < count; ++k) {
+    positions[k] = local_[b * options_.batch + k];
+    indices[k] = permutation_[positions[k]];
+  }
+  int out_h = imgsz, out_w = imgsz;
+  if (!options_.augment && options_.rect) {
+    double lo = 1e300, hi = 0;
+    for (int64_t i : indices) {
+      const double ar = double(dataset_.items[i].height) / dataset_.items[i].width;
+      lo = std::min(lo, ar), hi = std::max(hi, ar);
+    }
+    const auto shape = rect_shape(lo, hi, imgsz, options_.stride, options_.rect_pad);
+    out_h = shape[0], out_w = shape[1];
+  }
+
+  Batch batch;
+  torch::Tensor buffer = pool_->acquire(count, out_h, out_w);
+  std::vector<float> rows;
+  const augment::FetchSample fetch = [&](int64_t i) {
+    return fetch_sample(dataset_, cache, imgsz, i);
+  };
+  const int64_t window = partner_window();
+  augment::TrainRecipe recipe{imgsz, options_.augment_settings, mosaic_};
+  for (int64_t k = 0; k < count; ++k) {
+    const int64_t index = indices[k];
+    const ImageLabels& item = dataset_.items[index];
+    ImageGeometry geometry{item.height, item.width, 1.0, 0.0, 0.0};
+    Sample sample;
+    if (options_.augment) {
+      const int64_t position = positions[k];
+      const augment::PickPartner pick = [&](SampleRng& rng) {
+        const int64_t offset = static_cast<int64_t>(rng.below(static_cast<uint64_t>(window)));
+        return permutation_[((position - offset) % n + n) % n];
+      };
+      SampleRng rng(options_.seed, epoch_, index);
+      sample = augment::train_sample(index, fetch, pick, recipe, rng);
+    } else {
+      const Sample resized = fetch(index);
+      augment::LetterboxGeometry g;
+      sample = augment::val_sample(resized, out_h, out_w, &g);
+      geometry.ratio = static_cast<double>(resized.height()) / item.height * g.ratio;
+      geometry.pad_x = g.left;
+      geometry.pad_y = g.top;
+    }
+    if (sample.height() != out_h || sample.width() != out_w) {
+      throw std::logic_error("Loader: a sample came out at the wrong size");
+    }
+    cv::Mat dst(out_h, out_w, CV_8UC3, buffer[k].data_ptr<uint8_t>());
+    cv::cvtColor(sample.image, dst, cv::COLOR_BGR2RGB);
+    for (size_t j = 0; j < sample.boxes.size(); ++j) {
+      const auto& bx = sample.boxes[j];
+      rows.insert(rows.end(), {static_cast<float>(k), static_cast<float>(sample.classes[j]),
+                               (bx[0] + bx[2]) / 2 / out_w, (bx[1] + bx[3]) / 2 / out_h,
+                               (bx[2] - bx[0]) / out_w, (bx[3] - bx[1]) / out_h});
+    }
+    batch.files.push_back(item.image.string());
+    batch.dataset_indices.push_back(index);
+    batch.geometry.push_back(geometry);
+  }
+  batch.images = buffer.permute({0, 3, 1, 2});
+  const int64_t boxes = static_cast<int64_t>(rows.size() / 6);
+  batch.labels = boxes == 0 ? torch::zeros({0, 6}, torch::kFloat32)
+                            : torch::from_blob(rows.data(), {boxes, 6}, torch::kFloat32).clone();
+  return batch;
+}
+
+torch::Tensor images_to_device(const torch::Tensor& images, const torch::Device& device,
+                               torch::ScalarType dtype) {
+  const torch::Tensor moved = images.to(device, /*non_blocking=*/true);
+  torch::Tensor out =
+      torch::empty(images.sizes(), torch::TensorOptions().dtype(dtype).device(device));
+  out.copy_(moved);
+  return out.div_(255);
+}
+
+}  // namespace trainer::data

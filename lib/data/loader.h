@@ -1,0 +1,117 @@
+// The threaded batch loader: one epoch at a time, deterministic for any worker count.
+//
+// Why: the trainer should never wait for data. Worker threads claim whole batches in order (at
+// most `workers + prefetch` batches ahead of the consumer), decode or take cached images, augment,
+// and write RGB pixels straight into a uint8 (B, H, W, 3) buffer (pooled, or pinned when CUDA is
+// available); next() hands batches out in order. Every random draw comes from (seed, epoch,
+// dataset index), and mosaic partners from a window of the epoch permutation, so the batches of a
+// run are the same with 0, 1 or 8 workers and after a resume.
+// Train (augment=true): shuffled each epoch, the train recipe (augment/pipeline.h). Validation
+// (augment=false): dataset order, or with rect=true sorted by aspect ratio and letterboxed to each
+// batch's rect shape (pad 0.5, stride 32); Batch::geometry maps outputs back to original pixels.
+// Sharding: rank r of world_size takes every world_size-th sample of the permutation (padded by
+// wrapping so every rank has the same count). Threads: workers are capped at the cores available,
+// and OpenCV runs single-threaded inside them, so a 2-core machine is not oversubscribed.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "core/config.h"
+#include "data/batch.h"
+#include "data/image_labels.h"
+
+namespace trainer::data {
+
+class ImageCache;
+class BufferPool;
+
+struct LoaderOptions {
+  int imgsz = 640;
+  int batch = 16;
+  int workers = 2;  // 0 = build batches in next() on the calling thread
+  bool augment = true;
+  bool rect = false;
+  bool shuffle = true;  // train only (augment=true)
+  uint64_t seed = 0;
+  bool pin_memory = true;  // used when CUDA is available
+  bool cache_ram = false;
+  bool show_progress = true;
+  core::AugmentConfig augment_settings;
+  int stride = 32;
+  double rect_pad = 0.5;
+  int prefetch = 2;  // batches queued beyond one per worker
+  int rank = 0;
+  int world_size = 1;
+};
+
+class Loader {
+ public:
+  Loader(const DatasetIndex& dataset, LoaderOptions options);
+  ~Loader();
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
+
+  // Starts (or restarts) an epoch; `mosaic` false after close_mosaic (mosaic and mixup off).
+  void start_epoch(int epoch, bool mosaic = true);
+  // The next batch of the epoch, or nullopt at its end. Rethrows a worker's error.
+  std::optional<Batch> next();
+
+  int64_t batches_per_epoch() const;
+  int64_t samples_per_epoch() const { return static_cast<int64_t>(local_.size()); }
+  // Seconds the caller spent blocked in next() since the last call.
+  double take_wait_seconds();
+
+  const LoaderOptions& options() const { return options_; }
+  const DatasetIndex& dataset() const { return dataset_; }
+  bool cached() const { return cache_ != nullptr; }
+  int workers() const { return workers_; }
+
+  // The recent-index window size for mosaic partners: min(n, batch * 8, 1000).
+  int64_t partner_window() const;
+
+ private:
+  Batch build_batch(int64_t b) const;
+  void worker_loop();
+  void stop_workers();
+  int64_t samples_in_batch(int64_t b) const;
+
+  DatasetIndex dataset_;
+  LoaderOptions options_;
+  int workers_ = 0;
+  std::unique_ptr<ImageCache> cache_;
+  std::unique_ptr<BufferPool> pool_;
+  std::vector<std::array<int, 2>> rect_shapes_;  // per batch (h, w), rect mode
+
+  // Epoch state (read-only while workers run).
+  int epoch_ = -1;
+  bool mosaic_ = true;
+  std::vector<int64_t> permutation_;  // all dataset indices in epoch order
+  std::vector<int64_t> local_;        // positions in permutation_ for this rank
+  std::vector<int64_t> order_;        // dataset order for val (rect-sorted when rect)
+
+  std::vector<std::thread> threads_;
+  std::mutex mutex_;
+  std::condition_variable ready_cv_, space_cv_;
+  std::map<int64_t, Batch> ready_;
+  int64_t next_claim_ = 0;
+  int64_t cursor_ = 0;
+  bool stopping_ = false;
+  std::exception_ptr error_;
+  double wait_seconds_ = 0.0;
+};
+
+// Copies a Batch's uint8 images to `device` (non_blocking) and converts them to `dtype` in [0, 1]
+// there, as a contiguous (B, 3, H, W) tensor.
+torch::Tensor images_to_device(const torch::Tensor& images, const torch::Device& device,
+                               torch::ScalarType dtype);
+
+}  // namespace trainer::data

@@ -1,0 +1,37 @@
+// Loader options from the config; see loader_options.h.
+#include "data/loader_options.h"
+
+namespace trainer::data {
+
+LoaderOptions train_loader_options(const core::TrainConfig& config, int rank, int world_size) {
+  LoaderOptions o;
+  o.imgsz = static_cast<int>(config.data.imgsz);
+  o.batch = static_cast<int>(config.data.batch);
+  o.workers = static_cast<int>(config.data.workers);
+  o.augment = true;
+  o.rect = false;
+  o.shuffle = true;
+  o.seed = static_cast<uint64_t>(config.run.seed);
+  o.cache_ram = config.data.cache == core::CacheMode::kRam;
+  o.augment_settings = config.augment;
+  o.rank = rank;
+  o.world_size = world_size;
+  return o;
+}
+
+LoaderOptions val_loader_options(const core::TrainConfig& config) {
+  LoaderOptions o = train_loader_options(config);
+  o.batch = static_cast<int>(config.data.batch) * 2;
+  o.augment = false;
+  o.rect = true;
+  o.shuffle = false;
+  return o;
+}
+
+bool mosaic_enabled(const core::TrainConfig& config, int epoch) {
+  const int64_t close = config.schedule.close_mosaic;
+  const int64_t start = config.schedule.epochs - close;
+  return !(close > 0 && start >= 0 && epoch >= start);
+}
+
+}  // namespace trainer::data

@@ -1,0 +1,22 @@
+// LoaderOptions from the run configuration, and the close_mosaic rule.
+//
+// Why: the trainer, `trainer data preview` and the benchmark must build the same loaders from the
+// same config. Reference values: training batches of `batch` with the augment keys; validation
+// batches of 2 * batch, rect, no augmentation; workers capped by the loader at the cores present.
+// close_mosaic: mosaic (and mixup) stop at epoch `epochs - close_mosaic` (0-based) and stay off;
+// 0 never closes, and, as in the reference, a close_mosaic above `epochs` never matches an epoch.
+#pragma once
+
+#include "core/config.h"
+#include "data/loader.h"
+
+namespace trainer::data {
+
+LoaderOptions train_loader_options(const core::TrainConfig& config, int rank = 0,
+                                   int world_size = 1);
+
+LoaderOptions val_loader_options(const core::TrainConfig& config);
+
+bool mosaic_enabled(const core::TrainConfig& config, int epoch);
+
+}  // namespace trainer::data

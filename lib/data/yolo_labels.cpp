@@ -1,0 +1,98 @@
+// YOLO label text parsing; see yolo_labels.h.
+#include "data/yolo_labels.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+namespace trainer::data {
+namespace {
+
+bool to_float(const std::string& token, float* value) {
+  const char* begin = token.c_str();
+  char* end = nullptr;
+  errno = 0;
+  const float v = std::strtof(begin, &end);
+  if (end == begin || *end != '\0' || errno == ERANGE || !std::isfinite(v)) return false;
+  *value = v;
+  return true;
+}
+
+}  // namespace
+
+ParsedLabels parse_yolo_labels(const std::string& text, const std::string& file, int nc,
+                               int kpt_values) {
+  ParsedLabels out;
+  std::istringstream lines(text);
+  std::string line;
+  int line_no = 0;
+  auto fail = [&](const std::string& why) {
+    out.error = fmt::format("{}:{}: {}", file, line_no, why);
+    out.classes.clear();
+    out.boxes.clear();
+    return out;
+  };
+  while (std::getline(lines, line)) {
+    ++line_no;
+    std::istringstream tokens(line);
+    std::vector<std::string> fields;
+    for (std::string t; tokens >> t;) fields.push_back(t);
+    if (fields.empty()) continue;
+    const size_t n = fields.size();
+    const bool box_line = kpt_values > 0 ? n == size_t(5 + kpt_values) : n == 5;
+    const bool polygon_line = kpt_values == 0 && n >= 7 && n % 2 == 1;
+    if (!box_line && !polygon_line) {
+      return fail(fmt::format("expected {} values (class cx cy w h{}), got {}", 5 + kpt_values,
+                              kpt_values ? " keypoints" : "", n));
+    }
+    std::vector<float> v(n);
+    for (size_t k = 0; k < n; ++k) {
+      if (!to_float(fields[k], &v[k])) {
+        return fail(fmt::format("value {} is not a number: '{}'", k + 1, fields[k]));
+      }
+    }
+    if (v[0] < 0 || v[0] != std::floor(v[0])) {
+      return fail(fmt::format("class '{}' is not a non-negative integer", fields[0]));
+    }
+    if (v[0] >= nc) {
+      return fail(
+          fmt::format("class {} exceeds the dataset's {} classes (0..{})", fields[0], nc, nc - 1));
+    }
+    const size_t coords = box_line ? 4 : n - 1;
+    for (size_t k = 1; k <= coords; ++k) {
+      if (v[k] > 1.0f || v[k] < -0.01f) {
+        return fail(fmt::format("coordinate {} is outside [0, 1] (not normalised?)", fields[k]));
+      }
+      v[k] = std::max(v[k], 0.0f);
+    }
+    NormBox box;
+    if (box_line) {
+      box = {v[1], v[2], v[3], v[4]};
+    } else {
+      float x1 = 1, y1 = 1, x2 = 0, y2 = 0;
+      for (size_t k = 1; k + 1 < n; k += 2) {
+        x1 = std::min(x1, v[k]), x2 = std::max(x2, v[k]);
+        y1 = std::min(y1, v[k + 1]), y2 = std::max(y2, v[k + 1]);
+      }
+      box = {(x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1};
+    }
+    const int cls = static_cast<int>(v[0]);
+    bool duplicate = false;
+    for (size_t i = 0; i < out.boxes.size() && !duplicate; ++i) {
+      duplicate = out.classes[i] == cls && out.boxes[i] == box;
+    }
+    if (duplicate) {
+      ++out.duplicates;
+      continue;
+    }
+    out.classes.push_back(cls);
+    out.boxes.push_back(box);
+  }
+  return out;
+}
+
+}  // namespace trainer::data

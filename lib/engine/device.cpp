@@ -1,0 +1,67 @@
+// See device.h.
+#include "engine/device.h"
+
+#include <ATen/Context.h>
+#include <fmt/format.h>
+#include <torch/cuda.h>
+#include <torch/utils.h>
+
+#include <cctype>
+
+#include "core/error.h"
+
+#ifdef TRAINER_WITH_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
+namespace trainer::engine {
+
+c10::Device resolve_device(const std::string& raw) {
+  std::string text;
+  for (char ch : raw) text += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (text == "cpu") return c10::Device(c10::kCPU);
+  const bool cuda = torch::cuda::is_available();
+  if (text.empty()) return cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+  std::string index = text;
+  if (text.rfind("cuda", 0) == 0) index = text.size() > 5 ? text.substr(5) : "0";
+  if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos) {
+    throw core::ConfigError(
+        fmt::format("device: \"{}\" is not a device (use cpu, 0, 1, cuda:0 ...)", raw));
+  }
+#ifndef TRAINER_WITH_CUDA
+  throw core::ConfigError(fmt::format(
+      "device: \"{}\" asks for CUDA, but this trainer was built without CUDA "
+      "(rebuild with scripts/build.sh --cuda on a machine with the toolkit, or use device=cpu)",
+      raw));
+#else
+  if (!cuda) {
+    throw core::ConfigError(fmt::format(
+        "device: \"{}\" asks for CUDA, but no CUDA device is visible (driver missing, "
+        "CUDA_VISIBLE_DEVICES empty, or no GPU); use device=cpu",
+        raw));
+  }
+  const int64_t n = static_cast<int64_t>(torch::cuda::device_count());
+  const int64_t i = std::stoll(index);
+  if (i >= n) {
+    throw core::ConfigError(fmt::format("device: \"{}\" but only {} CUDA device(s)", raw, n));
+  }
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(i));
+#endif
+}
+
+void synchronize(const c10::Device& device) {
+#ifdef TRAINER_WITH_CUDA
+  if (device.is_cuda()) c10::cuda::device_synchronize();
+#else
+  (void)device;
+#endif
+}
+
+void seed_everything(int64_t seed, bool deterministic) {
+  torch::manual_seed(static_cast<uint64_t>(seed));
+  if (deterministic) at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/true);
+}
+
+void set_cudnn_benchmark(bool enabled) { at::globalContext().setBenchmarkCuDNN(enabled); }
+
+}  // namespace trainer::engine

@@ -1,0 +1,38 @@
+// The complete training interval (benchmark-method.md section 1), measured by the real loop.
+//
+// Why: every speed claim is made on the interval from one finished batch (optimizer step, EMA,
+// device sync done) to the next; measuring it with the trainer's own step code keeps the benchmark
+// honest. Stage times are only taken in a separate breakdown run, with a sync at each stage edge.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+
+namespace trainer::engine {
+
+struct IntervalOptions {
+  int warmup = 15;         // discarded intervals
+  int measure = 44;        // measured intervals
+  bool breakdown = false;  // synchronise at stage edges and time each stage (a separate run)
+};
+
+// Per-stage times in milliseconds, one entry per measured interval (breakdown runs only).
+struct StageTimes {
+  std::vector<double> loader_wait, h2d, forward_loss, backward, clip, optimizer, ema;
+};
+
+struct IntervalResult {
+  std::vector<double> intervals_ms;  // `measure` complete intervals
+  StageTimes stages;                 // filled when breakdown
+  std::string device;                // "cpu", "cuda:0"
+  int64_t batches_per_epoch = 0;
+};
+
+// Builds the model, data, loss, optimizer and EMA from `config` exactly as `trainer fit` does and
+// runs warmup + measure training steps (crossing epochs if needed), without validation or
+// checkpoints. Peak memory is left to the caller (reset before, read after).
+IntervalResult measure_intervals(const core::TrainConfig& config, const IntervalOptions& options);
+
+}  // namespace trainer::engine

@@ -1,0 +1,82 @@
+// See train_step.h. The order of operations is the reference's (section 3.2 of the spec):
+// warmup/schedule -> forward+loss (autocast) -> backward -> [every `accumulate` batches: clip to
+// max_grad_norm -> optimizer.step -> zero_grad -> EMA update].
+#include "engine/train_step.h"
+
+#include <torch/torch.h>
+
+#include "core/autocast_guard.h"
+#include "engine/device.h"
+#include "engine/training_context.h"
+#include "optim/clip.h"
+
+namespace trainer::engine {
+
+TrainStep::TrainStep(TrainingContext& context) : ctx_(context) { reset_epoch(); }
+
+void TrainStep::reset_epoch() {
+  const auto options = torch::TensorOptions().dtype(torch::kFloat).device(ctx_.device);
+  loss_sum_ = torch::zeros({3}, options);
+  non_finite_ = torch::zeros({}, options.dtype(torch::kBool));
+  batches_ = 0;
+}
+
+void TrainStep::apply_schedule(int64_t ni, int64_t /*epoch*/) {
+  const auto& s = ctx_.schedule;
+  accumulate_ = optim::accumulate_at(s, ni);
+  // AdamW's beta1 is fixed at construction (the reference's warmup touches only `momentum`).
+  const bool has_momentum = ctx_.optimizer_choice.name != "AdamW";
+  const double momentum = optim::momentum_at(s, ni, ctx_.optimizer_choice.momentum);
+  for (auto& group : ctx_.optimizer->groups()) {
+    group.lr = optim::group_lr(s, group.kind, group.initial_lr, ni);
+    if (has_momentum) group.momentum = momentum;
+  }
+}
+
+void TrainStep::run(const data::Batch& batch, int64_t ni, StageClock* clock) {
+  auto images = data::images_to_device(batch.images, ctx_.device, torch::kFloat);
+  if (ctx_.config.run.channels_last && ctx_.device.is_cuda()) {
+    images = images.contiguous(at::MemoryFormat::ChannelsLast);
+  }
+  auto labels = batch.labels.to(ctx_.device, /*non_blocking=*/true);
+  if (clock) clock->mark("h2d");
+  loss::LossResult result;
+  {
+    core::AutocastGuard autocast(ctx_.device.type(), at::kBFloat16, ctx_.bf16());
+    auto outputs = ctx_.model->forward_train(images);
+    result = (*ctx_.criterion)(outputs, labels, images.size(0));
+  }
+  if (clock) clock->mark("forward_loss");
+  result.total.backward();
+  if (clock) clock->mark("backward");
+  loss_sum_.add_(result.items.to(torch::kFloat));
+  non_finite_.logical_or_(torch::isfinite(result.total.detach()).logical_not());
+  ++batches_;
+  last_instances_ = batch.labels.size(0);
+  if (ni - last_opt_step_ >= accumulate_) {
+    optimizer_step(clock);
+    last_opt_step_ = ni;
+  }
+}
+
+void TrainStep::optimizer_step(StageClock* clock) {
+  std::vector<at::Tensor> grads;
+  grads.reserve(ctx_.trainable.size());
+  for (const auto& p : ctx_.trainable) grads.push_back(p.grad());
+  last_grad_norm_ = optim::clip_grad_norm(grads, ctx_.config.optim.max_grad_norm);
+  non_finite_.logical_or_(torch::isfinite(last_grad_norm_.to(ctx_.device)).logical_not());
+  if (clock) clock->mark("clip");
+  ctx_.optimizer->step();
+  ctx_.optimizer->zero_grad();
+  if (clock) clock->mark("optimizer");
+  ctx_.ema->update(ctx_.live_state);
+  if (clock) clock->mark("ema");
+}
+
+at::Tensor TrainStep::mean_loss_items() const {
+  return batches_ > 0 ? loss_sum_ / static_cast<double>(batches_) : loss_sum_;
+}
+
+bool TrainStep::saw_non_finite() const { return non_finite_.item<bool>(); }
+
+}  // namespace trainer::engine

@@ -1,0 +1,62 @@
+// One training batch: schedule, device copy, forward + loss under autocast, backward, and when an
+// optimizer step is due: clip, step, zero grads, EMA.
+//
+// Why one place: the fit loop and the interval benchmark must run exactly the same step. Nothing
+// here reads a device value back to the host: the loss items, the gradient norm and the
+// non-finite flag stay on the device until someone asks (the progress line, the epoch end).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+#include "data/batch.h"
+#include "engine/interval.h"
+
+namespace trainer::engine {
+
+struct TrainingContext;
+
+// Stage edges for the breakdown run: each is called after a device sync, with the stage name.
+struct StageClock {
+  virtual ~StageClock() = default;
+  virtual void mark(const char* stage) = 0;  // "h2d", "forward_loss", "backward", "clip", ...
+};
+
+class TrainStep {
+ public:
+  explicit TrainStep(TrainingContext& context);
+
+  // Sets lr, momentum and accumulation for global iteration `ni` of `epoch` (warmup and decay).
+  void apply_schedule(int64_t ni, int64_t epoch);
+
+  // Runs one batch. `clock` (breakdown runs only) gets a mark after each stage, with a sync.
+  void run(const data::Batch& batch, int64_t ni, StageClock* clock = nullptr);
+
+  // Running sums since reset_epoch(): loss items (3,), batch count, instances of the last batch.
+  at::Tensor mean_loss_items() const;  // device tensor (a host read syncs)
+  int64_t batches() const { return batches_; }
+  int64_t last_instances() const { return last_instances_; }
+  // True when any loss or gradient norm since reset_epoch() was not finite (one host read).
+  bool saw_non_finite() const;
+  at::Tensor last_grad_norm() const { return last_grad_norm_; }
+  void reset_epoch();
+
+  int64_t last_opt_step() const { return last_opt_step_; }
+  void set_last_opt_step(int64_t ni) { last_opt_step_ = ni; }
+  int64_t accumulate() const { return accumulate_; }
+
+ private:
+  void optimizer_step(StageClock* clock);
+
+  TrainingContext& ctx_;
+  int64_t accumulate_ = 1;
+  int64_t last_opt_step_ = -1;
+  at::Tensor loss_sum_;
+  at::Tensor non_finite_;
+  at::Tensor last_grad_norm_;
+  int64_t batches_ = 0;
+  int64_t last_instances_ = 0;
+};
+
+}  // namespace trainer::engine

@@ -1,0 +1,298 @@
+// See trainer.h. Policies chosen where the reference leaves room (README "Training"):
+// - Non-finite loss or gradient: flagged on the device every step (no host sync), read once per
+//   epoch. The epoch's updates are then discarded by reloading the last checkpoint (model, EMA,
+//   optimizer, loss schedule) and training moves on to the next epoch; after 3 such epochs, or in
+//   the first epoch (nothing to go back to), the run stops with an error that says what to try.
+// - Checkpoints: weights/last.ckpt every epoch, best.ckpt on improvement, epochN.ckpt every
+//   save_period epochs; the EMA weights are also exported as weights/last.pt and best.pt
+//   (the model-weights format of lib/model/weights_io.h).
+#include "engine/trainer.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+
+#include "core/config_loader.h"
+#include "core/config_writer.h"
+#include "core/error.h"
+#include "core/logging.h"
+#include "core/run_dir.h"
+#include "data/batch_plot.h"
+#include "data/loader_options.h"
+#include "engine/checkpoint.h"
+#include "engine/progress.h"
+#include "engine/results_log.h"
+#include "engine/results_plot.h"
+#include "engine/train_step.h"
+#include "engine/training_context.h"
+#include "model/weights_io.h"
+
+namespace trainer::engine {
+namespace {
+
+constexpr int kMaxNonFiniteRecoveries = 3;
+
+std::string now_iso() {
+  const std::time_t t = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", std::localtime(&t));
+  return text;
+}
+
+std::vector<std::string> results_columns(const TrainingContext& ctx) {
+  std::vector<std::string> columns = {"epoch", "time", "train/box_loss", "train/cls_loss",
+                                      "train/dfl_loss", "metrics/precision(B)",
+                                      "metrics/recall(B)", "metrics/mAP50(B)",
+                                      "metrics/mAP50-95(B)", "metrics/coco/AP", "metrics/coco/AP50",
+                                      "val/box_loss", "val/cls_loss", "val/dfl_loss"};
+  for (size_t g = 0; g < ctx.optimizer->groups().size(); ++g) {
+    columns.push_back(fmt::format("lr/pg{}", g));
+  }
+  return columns;
+}
+
+model::NamedTensorList to_list(const TensorMap& map) {
+  return model::NamedTensorList(map.begin(), map.end());
+}
+
+TensorMap to_map(const optim::NamedTensors& named) {
+  TensorMap map;
+  for (const auto& [k, v] : named) map.emplace(k, v);
+  return map;
+}
+
+// Restores model, EMA, optimizer and loss-schedule state from a checkpoint.
+void restore_state(TrainingContext& ctx, const Checkpoint& ckpt, const std::string& source) {
+  model::load_weights(*ctx.model, to_list(ckpt.model), source);
+  ctx.ema->load_state_dict(ckpt.ema);
+  ctx.optimizer->load_state_dict(ckpt.optimizer);
+  ctx.criterion->set_epoch_updates(ckpt.loss_updates, static_cast<int>(ctx.config.schedule.epochs));
+}
+
+}  // namespace
+
+core::TrainConfig resume_config(const std::filesystem::path& checkpoint,
+                                const std::vector<std::string>& overrides) {
+  static const std::vector<std::string> allowed = {
+      "device", "workers", "val", "val_batches", "plots", "save_period",
+      "patience", "cache", "cudnn_benchmark", "resume"};
+  const Checkpoint ckpt = load_checkpoint(checkpoint);
+  std::vector<std::string> kept;
+  for (const auto& o : overrides) {
+    const std::string key = o.substr(0, o.find('='));
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      throw core::ConfigError(fmt::format(
+          "{}: cannot be changed when resuming (a resumed run continues the checkpoint's config; "
+          "changeable: device, workers, val, val_batches, plots, save_period, patience, cache)",
+          key));
+    }
+    if (key != "resume") kept.push_back(o);
+  }
+  auto loaded = core::load_config_text(ckpt.config_yaml, checkpoint.string(),
+                                       checkpoint.parent_path(), kept);
+  loaded.config.run.resume = std::filesystem::absolute(checkpoint).string();
+  return loaded.config;
+}
+
+FitResult fit(const core::TrainConfig& config_in, const FitOptions& options) {
+  const auto run_start = std::chrono::steady_clock::now();
+  const bool main_rank = options.rank == 0;
+  core::TrainConfig config = config_in;
+
+  // Run folder: a resumed run continues in its own folder (runs/x/weights/last.ckpt -> runs/x).
+  std::optional<Checkpoint> resume;
+  FitResult result;
+  if (!config.run.resume.empty()) {
+    resume = load_checkpoint(config.run.resume);
+    result.run_dir = std::filesystem::absolute(config.run.resume).parent_path().parent_path();
+  } else {
+    result.run_dir = main_rank ? core::create_run_dir(config.run) : core::choose_run_dir(config.run);
+  }
+  const auto weights_dir = result.run_dir / "weights";
+  if (main_rank) {
+    std::filesystem::create_directories(weights_dir);
+    core::add_run_log_file(result.run_dir, options.rank, "train.log");
+    core::write_config_yaml(config, result.run_dir / "args.yaml");
+    spdlog::info("run folder: {}", result.run_dir.string());
+    spdlog::info("configuration:\n{}", core::config_table(config));
+  }
+
+  ContextOptions context_options;
+  context_options.rank = options.rank;
+  context_options.world_size = options.world_size;
+  context_options.show_progress = options.interactive;
+  TrainingContext ctx = build_training_context(config, context_options);
+  Validator validator(ctx.val_set, ctx.dataset, config, ctx.device);
+  auto eval_model = model::build_detection_model(ctx.model->name(), ctx.dataset.nc());
+  eval_model->to(ctx.device);
+  const auto eval_state = named_state(*eval_model);
+
+  TrainStep step(ctx);
+  const int64_t epochs = config.schedule.epochs;
+  const int64_t nb = ctx.batches_per_epoch();
+  int64_t start_epoch = 0;
+  if (resume) {
+    restore_state(ctx, *resume, config.run.resume);
+    if (resume->rng_cpu.defined()) {
+      at::Generator generator = at::detail::getDefaultCPUGenerator();  // shares the global state
+      generator.set_state(resume->rng_cpu);
+    }
+    start_epoch = resume->epoch + 1;
+    step.set_last_opt_step(resume->last_opt_step);
+    result.best_fitness = resume->best_fitness;
+    result.best_epoch = resume->best_epoch;
+    if (start_epoch >= epochs) {
+      throw core::ConfigError(fmt::format(
+          "{}: the run already finished its {} epochs; start a new run (e.g. with this "
+          "checkpoint's weights) instead of resuming",
+          config.run.resume, epochs));
+    }
+    spdlog::info("resuming from {} at epoch {}/{}", config.run.resume, start_epoch + 1, epochs);
+  }
+  ResultsLog results(result.run_dir / "results.csv", results_columns(ctx), start_epoch);
+  ProgressLine progress(epochs, nb, config.data.imgsz, options.interactive);
+  int non_finite_recoveries = 0;
+
+  for (int64_t epoch = start_epoch; epoch < epochs; ++epoch) {
+    // --- train one epoch: loader -> step (schedule, forward+loss, backward, clip, optim, EMA)
+    const auto epoch_start = std::chrono::steady_clock::now();
+    ctx.train_loader->start_epoch(static_cast<int>(epoch), data::mosaic_enabled(config, static_cast<int>(epoch)));
+    step.reset_epoch();
+    progress.start_epoch(epoch);
+    int64_t i = 0;
+    while (auto batch = ctx.train_loader->next()) {
+      const int64_t ni = i + nb * epoch;
+      step.apply_schedule(ni, epoch);
+      step.run(*batch, ni);
+      if (main_rank && config.run.plots && epoch == start_epoch && i < 3 && start_epoch == 0) {
+        data::save_batch_plot(*batch, ctx.dataset.names,
+                              result.run_dir / fmt::format("train_batch{}.jpg", i));
+      }
+      ++i;
+      if (progress.due()) {
+        const auto mean = step.mean_loss_items().cpu();
+        progress.update(i, {mean[0].item<double>(), mean[1].item<double>(), mean[2].item<double>()},
+                        step.last_instances());
+      }
+    }
+    const auto train_loss = step.mean_loss_items().cpu();
+    const std::vector<double> losses = {train_loss[0].item<double>(), train_loss[1].item<double>(),
+                                        train_loss[2].item<double>()};
+    progress.finish(losses, step.last_instances());
+    std::vector<double> lrs;
+    for (const auto& g : ctx.optimizer->groups()) lrs.push_back(g.lr);
+
+    // --- epoch end: loss schedule, non-finite check
+    ctx.criterion->end_epoch(static_cast<int>(epochs));
+    if (step.saw_non_finite()) {
+      const auto last = weights_dir / "last.ckpt";
+      if (!std::filesystem::exists(last) || ++non_finite_recoveries > kMaxNonFiniteRecoveries) {
+        throw std::runtime_error(fmt::format(
+            "non-finite loss or gradient in epoch {} (recoveries so far: {}); try a lower lr0, "
+            "precision=fp32, or check the labels",
+            epoch + 1, non_finite_recoveries - 1 < 0 ? 0 : non_finite_recoveries - 1));
+      }
+      spdlog::warn("non-finite loss or gradient in epoch {}: discarding its updates, reloading {} "
+                   "({}/{})", epoch + 1, last.string(), non_finite_recoveries,
+                   kMaxNonFiniteRecoveries);
+      const Checkpoint good = load_checkpoint(last);
+      restore_state(ctx, good, last.string());
+      step.set_last_opt_step(good.last_opt_step);
+      continue;
+    }
+
+    // --- validation on a copy of the EMA weights (the shadow is never touched)
+    ctx.ema->copy_to(eval_state);
+    const bool final_epoch = epoch + 1 == epochs;
+    std::optional<ValidationResult> val;
+    if (config.run.val || final_epoch) {
+      auto vo = ValidationOptions::from_config(config);
+      val = validator.run(*eval_model, ctx.criterion.get(), vo);
+      if (main_rank) {
+        spdlog::info("validation (EMA weights, {} images):\n{}", val->images,
+                     format_validation_table(*val, ctx.dataset.names,
+                                             options.per_class && final_epoch));
+      }
+    }
+    const double fitness =
+        val ? val->metric.fitness : -(losses[0] + losses[1] + losses[2]);
+    const bool improved = result.best_epoch < 0 || fitness >= result.best_fitness;
+    if (improved) {
+      result.best_fitness = fitness;
+      result.best_epoch = epoch;
+    }
+
+    // --- results and checkpoints
+    if (main_rank) {
+      std::vector<double> row = {
+          static_cast<double>(epoch + 1),
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count(),
+          losses[0], losses[1], losses[2]};
+      const double nan = std::nan("");
+      row.push_back(val ? val->metric.precision : nan);
+      row.push_back(val ? val->metric.recall : nan);
+      row.push_back(val ? val->metric.map50 : nan);
+      row.push_back(val ? val->metric.map50_95 : nan);
+      row.push_back(val && val->coco ? val->coco->stats[0] : nan);
+      row.push_back(val && val->coco ? val->coco->stats[1] : nan);
+      for (int k = 0; k < 3; ++k) row.push_back(val && val->has_loss ? val->loss_items[k] : nan);
+      row.insert(row.end(), lrs.begin(), lrs.end());
+      results.append(row);
+      if (config.run.plots) plot_results(results.columns(), results.rows(), result.run_dir / "results.png");
+
+      Checkpoint ckpt;
+      ckpt.config_yaml = core::config_to_yaml(config);
+      ckpt.epoch = epoch;
+      ckpt.iteration = nb * (epoch + 1);
+      ckpt.last_opt_step = step.last_opt_step();
+      ckpt.best_fitness = result.best_fitness;
+      ckpt.best_epoch = result.best_epoch;
+      ckpt.loss_updates = ctx.criterion->epoch_updates();
+      ckpt.optimizer_name = ctx.optimizer_choice.name;
+      ckpt.model = to_map(ctx.live_state);
+      ckpt.ema = ctx.ema->state_dict();
+      ckpt.optimizer = ctx.optimizer->state_dict();
+      ckpt.rng_cpu = at::detail::getDefaultCPUGenerator().get_state();
+      ckpt.date = now_iso();
+      save_checkpoint(ckpt, weights_dir / "last.ckpt");
+      model::save_weights(*eval_model, weights_dir / "last.pt");
+      if (improved) {
+        save_checkpoint(ckpt, weights_dir / "best.ckpt");
+        model::save_weights(*eval_model, weights_dir / "best.pt");
+      }
+      if (config.run.save_period > 0 && (epoch + 1) % config.run.save_period == 0) {
+        save_checkpoint(ckpt, weights_dir / fmt::format("epoch{}.ckpt", epoch + 1));
+      }
+    }
+    ++result.epochs_completed;
+    if (val) result.last_validation = std::move(val);
+    spdlog::info("epoch {}/{} done in {}", epoch + 1, epochs,
+                 format_duration(std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                               epoch_start)
+                                     .count()));
+
+    // --- early stopping (the reference's EarlyStopping: no improvement for `patience` epochs)
+    if (config.schedule.patience > 0 && epoch - result.best_epoch >= config.schedule.patience &&
+        !final_epoch) {
+      spdlog::info("early stopping: no improvement for {} epochs (best epoch {})",
+                   config.schedule.patience, result.best_epoch + 1);
+      result.early_stopped = true;
+      break;
+    }
+  }
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+  if (main_rank) {
+    spdlog::info("{} epochs completed in {}; best fitness (mAP50-95) {:.4f} at epoch {}",
+                 result.epochs_completed, format_duration(result.seconds), result.best_fitness,
+                 result.best_epoch + 1);
+    spdlog::info("results: {}", result.run_dir.string());
+  }
+  return result;
+}
+
+}  // namespace trainer::engine

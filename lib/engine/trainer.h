@@ -1,0 +1,43 @@
+// `trainer fit`: the training loop, from config to run folder.
+//
+// Why: this is the product. The loop below reads like the data flow in design.md: loader ->
+// step (schedule, forward+loss, backward, clip, optimizer, EMA) -> epoch end (loss schedule,
+// validation on an EMA copy, results, checkpoint). Every piece it calls lives in lib/.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "engine/validator.h"
+
+namespace trainer::engine {
+
+struct FitOptions {
+  bool interactive = false;  // redraw the progress line in place (a terminal)
+  bool per_class = false;    // print the per-class table after the last validation
+  int rank = 0;
+  int world_size = 1;
+};
+
+struct FitResult {
+  std::filesystem::path run_dir;
+  int64_t epochs_completed = 0;
+  double best_fitness = 0.0;
+  int64_t best_epoch = -1;      // 0-based
+  bool early_stopped = false;
+  std::optional<ValidationResult> last_validation;
+  double seconds = 0.0;
+};
+
+FitResult fit(const core::TrainConfig& config, const FitOptions& options = {});
+
+// The config of a resumed run: the checkpoint's own, with the `overrides` that may change on resume
+// (device, workers, val, val_batches, plots, save_period, patience, cache, cudnn_benchmark)
+// applied; any other override is an error naming it. `resume` is set to `checkpoint`.
+core::TrainConfig resume_config(const std::filesystem::path& checkpoint,
+                                const std::vector<std::string>& overrides);
+
+}  // namespace trainer::engine

@@ -1,0 +1,149 @@
+// See training_context.h.
+#include "engine/training_context.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "data/loader_options.h"
+#include "engine/device.h"
+#include "model/model_name.h"
+#include "model/weights_io.h"
+#include "optim/adamw.h"
+#include "optim/musgd.h"
+#include "optim/param_groups.h"
+#include "optim/sgd.h"
+
+namespace trainer::engine {
+
+optim::NamedTensors named_state(model::DetectionModelImpl& model) {
+  optim::NamedTensors out;
+  for (const auto& p : model.named_parameters()) out.emplace_back(p.key(), p.value());
+  for (const auto& b : model.named_buffers()) out.emplace_back(b.key(), b.value());
+  return out;
+}
+
+OptimizerChoice choose_optimizer(const core::TrainConfig& config, int64_t train_images, int nc) {
+  OptimizerChoice c;
+  c.lr = config.optim.lr0;
+  c.momentum = config.optim.momentum;
+  c.warmup_bias_lr = config.schedule.warmup_bias_lr;
+  c.weight_decay =
+      optim::scaled_weight_decay(config.optim.weight_decay, config.data.batch, config.optim.nbs);
+  switch (config.optim.optimizer) {
+    case core::OptimizerKind::kMuSGD: c.name = "MuSGD"; break;
+    case core::OptimizerKind::kSGD: c.name = "SGD"; break;
+    case core::OptimizerKind::kAdamW: c.name = "AdamW"; break;
+    case core::OptimizerKind::kAuto: {
+      const auto a = optim::choose_auto_optimizer(train_images, config.data.batch, config.optim.nbs,
+                                                  config.schedule.epochs, nc);
+      c.name = a.musgd ? "MuSGD" : "AdamW";
+      c.lr = a.lr;
+      c.momentum = a.momentum;
+      c.warmup_bias_lr = a.warmup_bias_lr;
+      c.auto_chosen = true;
+      break;
+    }
+  }
+  return c;
+}
+
+std::unique_ptr<optim::Optimizer> build_optimizer(const core::TrainConfig& config,
+                                                  const OptimizerChoice& choice,
+                                                  model::DetectionModelImpl& model) {
+  optim::GroupingOptions grouping;
+  grouping.use_muon = choice.name == "MuSGD";
+  grouping.lr = choice.lr;
+  grouping.momentum = choice.momentum;
+  grouping.weight_decay = choice.weight_decay;
+  grouping.head_prefix = fmt::format("model.{}.", model.layer_modules().size() - 1);
+  auto groups = optim::build_param_groups(model, grouping);
+  const bool foreach = config.optim.impl != core::OptimizerImpl::kScalar;
+  if (choice.name == "MuSGD") {
+    optim::MuSGDOptions o;
+    o.muon_gain = config.optim.muon_gain;
+    o.sgd_gain = config.optim.sgd_gain;
+    o.ns.steps = static_cast<int>(config.optim.ns_steps);
+    for (int k = 0; k < 3; ++k) o.ns.coefficients[k] = config.optim.ns_coefficients[k];
+    o.ns.dtype = config.optim.ns_dtype == core::NsDtype::kBF16 ? at::kBFloat16 : at::kFloat;
+    o.schedule = config.optim.impl == core::OptimizerImpl::kScalar    ? optim::MuonSchedule::kScalar
+                 : config.optim.impl == core::OptimizerImpl::kBatched ? optim::MuonSchedule::kBatched
+                                                                      : optim::MuonSchedule::kPadded;
+    return std::make_unique<optim::MuSGD>(std::move(groups), o);
+  }
+  if (choice.name == "SGD") return std::make_unique<optim::Sgd>(std::move(groups), foreach);
+  optim::AdamWOptions o;
+  o.beta1 = choice.momentum;
+  o.foreach = foreach;
+  return std::make_unique<optim::AdamW>(std::move(groups), o);
+}
+
+TrainingContext build_training_context(const core::TrainConfig& config,
+                                       const ContextOptions& options) {
+  TrainingContext ctx;
+  ctx.config = config;
+  ctx.device = resolve_device(config.run.device);
+  seed_everything(config.run.seed, config.run.deterministic);
+  if (ctx.device.is_cuda()) set_cudnn_benchmark(config.run.cudnn_benchmark);
+
+  ctx.dataset = data::load_dataset_yaml(config.data.data);
+  ctx.train_set = std::make_shared<data::DatasetIndex>(
+      data::load_split(ctx.dataset, data::Split::kTrain));
+  if (options.need_val) {
+    ctx.val_set = std::make_shared<data::DatasetIndex>(
+        data::load_split(ctx.dataset, data::Split::kVal));
+  }
+  auto loader_options = data::train_loader_options(config, options.rank, options.world_size);
+  loader_options.show_progress = options.show_progress;
+  ctx.train_loader = std::make_unique<data::Loader>(*ctx.train_set, loader_options);
+
+  const auto name = model::parse_model_name(config.model.model);
+  ctx.model = model::build_detection_model(name, ctx.dataset.nc());
+  ctx.model->to(ctx.device);
+  if (config.run.channels_last && ctx.device.is_cuda()) {
+    for (auto& p : ctx.model->parameters()) {
+      if (p.dim() == 4) p.set_data(p.data().contiguous(at::MemoryFormat::ChannelsLast));
+    }
+  }
+  ctx.model->train();
+  for (auto& p : ctx.model->parameters()) {
+    if (p.requires_grad()) ctx.trainable.push_back(p);
+  }
+
+  loss::LossGains gains;
+  gains.box = config.loss.box;
+  gains.cls = config.loss.cls;
+  gains.dfl = config.loss.dfl;
+  ctx.criterion = std::make_unique<loss::DetectionLoss>(
+      ctx.dataset.nc(), ctx.model->reg_max(), ctx.model->strides(), gains, ctx.model->end2end());
+
+  ctx.optimizer_choice =
+      choose_optimizer(config, static_cast<int64_t>(ctx.train_set->size()), ctx.dataset.nc());
+  ctx.optimizer = build_optimizer(config, ctx.optimizer_choice, *ctx.model);
+  const auto& c = ctx.optimizer_choice;
+  spdlog::info("optimizer: {}{} lr={:g} momentum={:g} weight_decay={:g} ({} groups, {} impl)",
+               c.name, c.auto_chosen ? " (auto)" : "", c.lr, c.momentum, c.weight_decay,
+               ctx.optimizer->groups().size(),
+               config.optim.impl == core::OptimizerImpl::kScalar    ? "scalar"
+               : config.optim.impl == core::OptimizerImpl::kBatched ? "batched"
+                                                                    : "padded");
+
+  ctx.live_state = named_state(*ctx.model);
+  ctx.ema = std::make_unique<optim::ModelEma>(
+      ctx.live_state, config.ema.decay, config.ema.tau,
+      config.ema.impl == core::EmaImpl::kScalar ? optim::EmaSchedule::kScalar
+                                                : optim::EmaSchedule::kForeach);
+
+  ctx.schedule.epochs = config.schedule.epochs;
+  ctx.schedule.batches_per_epoch = ctx.train_loader->batches_per_epoch();
+  ctx.schedule.warmup_epochs = config.schedule.warmup_epochs;
+  ctx.schedule.warmup_momentum = config.schedule.warmup_momentum;
+  ctx.schedule.warmup_bias_lr = c.warmup_bias_lr;
+  ctx.schedule.momentum = config.optim.momentum;
+  ctx.schedule.lrf = config.schedule.lrf;
+  ctx.schedule.cos_lr = config.schedule.cos_lr;
+  ctx.schedule.nbs = config.optim.nbs;
+  ctx.schedule.batch = config.data.batch;
+  return ctx;
+}
+
+}  // namespace trainer::engine

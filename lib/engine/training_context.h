@@ -1,0 +1,74 @@
+// Everything a training run is made of, built from the config in one place.
+//
+// Why: `trainer fit`, `trainer bench interval` and the tests must train the same thing; building
+// dataset, loader, model, loss, optimizer, schedule and EMA here keeps them from drifting apart.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+
+#include "core/config.h"
+#include "data/dataset.h"
+#include "data/dataset_yaml.h"
+#include "data/loader.h"
+#include "loss/detection_loss.h"
+#include "model/detection_model.h"
+#include "optim/ema.h"
+#include "optim/lr_schedule.h"
+#include "optim/optimizer.h"
+
+namespace trainer::engine {
+
+struct OptimizerChoice {
+  std::string name;            // "MuSGD", "SGD", "AdamW"
+  double lr = 0.01;            // lr0 actually used (auto overrides it)
+  double momentum = 0.937;
+  double warmup_bias_lr = 0.1;
+  double weight_decay = 0.0;   // scaled by batch / nbs
+  bool auto_chosen = false;
+};
+
+struct TrainingContext {
+  core::TrainConfig config;
+  c10::Device device{c10::kCPU};
+  data::DatasetSpec dataset;
+  std::shared_ptr<data::DatasetIndex> train_set;
+  std::shared_ptr<data::DatasetIndex> val_set;  // null when not needed
+  std::unique_ptr<data::Loader> train_loader;
+  model::DetectionModel model{nullptr};
+  std::unique_ptr<loss::DetectionLoss> criterion;
+  OptimizerChoice optimizer_choice;
+  std::unique_ptr<optim::Optimizer> optimizer;
+  std::unique_ptr<optim::ModelEma> ema;
+  optim::ScheduleSettings schedule;
+  std::vector<at::Tensor> trainable;  // parameters with requires_grad (clipping)
+  optim::NamedTensors live_state;     // the model's parameters and buffers by name (EMA)
+
+  bool bf16() const { return config.run.precision == core::Precision::kBF16; }
+  int64_t batches_per_epoch() const { return schedule.batches_per_epoch; }
+};
+
+struct ContextOptions {
+  bool need_val = true;
+  bool show_progress = true;
+  int rank = 0;
+  int world_size = 1;
+};
+
+// Builds the context; logs the dataset summaries and the optimizer choice. Throws
+// core::ConfigError / core::InputError for bad configs or data.
+TrainingContext build_training_context(const core::TrainConfig& config,
+                                       const ContextOptions& options = {});
+
+// The model, parameter names as the reference's state-dict keys (parameters then buffers).
+optim::NamedTensors named_state(model::DetectionModelImpl& model);
+
+// The reference's optimizer choice and groups for `config` (optimizer: auto rules included).
+OptimizerChoice choose_optimizer(const core::TrainConfig& config, int64_t train_images, int nc);
+std::unique_ptr<optim::Optimizer> build_optimizer(const core::TrainConfig& config,
+                                                  const OptimizerChoice& choice,
+                                                  model::DetectionModelImpl& model);
+
+}  // namespace trainer::engine

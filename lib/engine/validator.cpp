@@ -1,0 +1,275 @@
+// See validator.h.
+#include "engine/validator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include "core/atomic_file.h"
+#include "core/autocast_guard.h"
+#include "data/coco_dataset.h"
+#include "data/loader_options.h"
+#include "engine/device.h"
+#include "model/postprocess.h"
+
+namespace trainer::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double elapsed_ms(Clock::time_point since) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - since).count();
+}
+
+// Restores a module's train/eval mode on scope exit.
+class ModeGuard {
+ public:
+  explicit ModeGuard(torch::nn::Module& m) : module_(m), was_training_(m.is_training()) {
+    module_.eval();
+  }
+  ~ModeGuard() { module_.train(was_training_); }
+
+ private:
+  torch::nn::Module& module_;
+  bool was_training_;
+};
+
+std::array<float, 4> to_pixels_xyxy(const data::NormBox& b, int width, int height) {
+  const float cx = b[0] * width, cy = b[1] * height, w = b[2] * width, h = b[3] * height;
+  return {cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2};
+}
+
+}  // namespace
+
+Validator::Validator(std::shared_ptr<const data::DatasetIndex> val_set,
+                     const data::DatasetSpec& spec, const core::TrainConfig& config,
+                     c10::Device device)
+    : val_set_(std::move(val_set)), config_(config), device_(device) {
+  auto options = data::val_loader_options(config);
+  options.show_progress = false;
+  loader_ = std::make_unique<data::Loader>(*val_set_, options);
+  const int nc = val_set_->nc();
+
+  // Category ids: a json dataset keeps its own ids; 80 classes use the COCO 91-id map; otherwise
+  // class + 1 (COCO ids start at 1).
+  std::optional<data::CocoFile> json;
+  if (spec.val_json) json = data::read_coco_json(spec.root / *spec.val_json);
+  if (json) {
+    const auto map = data::coco_class_map(*json, nc);
+    for (int c = 0; c < nc; ++c) {
+      category_ids_.push_back(map.coco91 ? data::coco80_to_coco91()[c] : map.ids.at(c));
+    }
+  } else {
+    for (int c = 0; c < nc; ++c) {
+      category_ids_.push_back(nc == 80 ? data::coco80_to_coco91()[c] : c + 1);
+    }
+  }
+  // Image ids: the json's, or numeric file stems when they are unique, else the dataset index.
+  std::set<int64_t> seen;
+  bool stems_usable = true;
+  for (const auto& item : val_set_->items) {
+    if (item.coco_image_id < 0 || !seen.insert(item.coco_image_id).second) stems_usable = false;
+  }
+  for (size_t i = 0; i < val_set_->size(); ++i) {
+    image_ids_.push_back(stems_usable ? val_set_->items[i].coco_image_id : static_cast<int64_t>(i));
+  }
+
+  if (json && stems_usable) {
+    // The original annotations (segmentation areas, crowd regions) restricted to usable images.
+    ground_truth_.source = json->source;
+    ground_truth_.categories = json->categories;
+    for (const auto& image : json->images) {
+      if (seen.count(image.id)) ground_truth_.images.push_back(image);
+    }
+    for (const auto& a : json->annotations) {
+      if (seen.count(a.image_id)) ground_truth_.annotations.push_back(a);
+    }
+    return;
+  }
+  // Built from the labels: box areas, crowd boxes kept aside by the dataset.
+  ground_truth_.source = val_set_->source;
+  for (int c = 0; c < nc; ++c) {
+    ground_truth_.categories.push_back({category_ids_[c], val_set_->names[c], ""});
+  }
+  int64_t annotation_id = 1;
+  for (size_t i = 0; i < val_set_->size(); ++i) {
+    const auto& item = val_set_->items[i];
+    ground_truth_.images.push_back({image_ids_[i], item.image.filename().string(), item.width,
+                                    item.height});
+    auto add = [&](const data::NormBox& b, int cls, bool crowd) {
+      const auto xyxy = to_pixels_xyxy(b, item.width, item.height);
+      data::CocoAnnotation a;
+      a.id = annotation_id++;
+      a.image_id = image_ids_[i];
+      a.category_id = category_ids_.at(cls);
+      a.bbox = {xyxy[0], xyxy[1], xyxy[2] - xyxy[0], xyxy[3] - xyxy[1]};
+      a.area = a.bbox[2] * a.bbox[3];
+      a.iscrowd = crowd;
+      ground_truth_.annotations.push_back(a);
+    };
+    for (size_t k = 0; k < item.boxes.size(); ++k) add(item.boxes[k], item.classes[k], false);
+    for (size_t k = 0; k < item.crowd_boxes.size(); ++k) {
+      add(item.crowd_boxes[k], item.crowd_classes[k], true);
+    }
+  }
+}
+
+ValidationOptions ValidationOptions::from_config(const core::TrainConfig& config) {
+  ValidationOptions o;
+  o.max_batches = config.run.val_batches;
+  o.predict.conf = config.run.conf;
+  o.predict.iou = config.run.iou;
+  o.predict.max_det = config.run.max_det;
+  return o;
+}
+
+int64_t Validator::category_id(int cls) const { return category_ids_.at(cls); }
+int64_t Validator::image_id(int64_t dataset_index) const { return image_ids_.at(dataset_index); }
+
+ValidationResult Validator::run(model::DetectionModelImpl& model, loss::DetectionLoss* criterion,
+                                const ValidationOptions& options) {
+  ModeGuard mode(model);
+  torch::NoGradGuard no_grad;
+  const bool bf16 = config_.run.precision == core::Precision::kBF16;
+  eval::ReferenceMetric metric(val_set_->nc(), static_cast<int>(options.predict.max_det));
+  ValidationResult result;
+  std::vector<eval::Detection> detections;
+  std::set<int64_t> seen_images;
+  at::Tensor loss_sum = torch::zeros({3});
+  int64_t loss_batches = 0;
+  loader_->start_epoch(0, /*mosaic=*/false);
+  int64_t batch_index = 0;
+  while (auto batch = loader_->next()) {
+    if (options.max_batches > 0 && batch_index >= options.max_batches) break;
+    ++batch_index;
+    auto t0 = Clock::now();
+    auto images = data::images_to_device(batch->images, device_, torch::kFloat);
+    synchronize(device_);
+    result.preprocess_ms += elapsed_ms(t0);
+
+    t0 = Clock::now();
+    model::DetectOutput raw;
+    {
+      core::AutocastGuard autocast(device_.type(), at::kBFloat16, bf16);
+      raw = model.forward_train(images);
+    }
+    synchronize(device_);
+    result.inference_ms += elapsed_ms(t0);
+
+    t0 = Clock::now();
+    if (criterion) {
+      loss_sum += (*criterion)(raw, batch->labels.to(device_), images.size(0)).items.cpu().to(torch::kFloat);
+      ++loss_batches;
+    }
+    std::vector<at::Tensor> per_image;
+    if (model.end2end() && !options.predict.use_one2many) {
+      std::vector<at::Tensor> levels;
+      for (const auto& t : raw.one2one) levels.push_back(t.to(torch::kFloat));
+      auto top = model::topk_postprocess(model.head()->decode(levels).transpose(1, 2),
+                                         options.predict.max_det);
+      for (int64_t b = 0; b < top.size(0); ++b) {
+        per_image.push_back(model::filter_by_confidence(top[b], options.predict.conf,
+                                                        options.predict.max_det));
+      }
+    } else {
+      std::vector<at::Tensor> levels;
+      for (const auto& t : raw.one2many) levels.push_back(t.to(torch::kFloat));
+      per_image = model::non_max_suppression(model.head()->decode(levels), options.predict);
+    }
+    for (size_t b = 0; b < per_image.size(); ++b) {
+      const int64_t index = batch->dataset_indices[b];
+      if (!seen_images.insert(index).second) continue;  // padding repeats (sharded val)
+      const auto& item = val_set_->items[index];
+      const auto& g = batch->geometry[b];
+      auto rows = per_image[b].to(torch::kCPU, torch::kFloat).contiguous();
+      const auto* r = rows.data_ptr<float>();
+      std::vector<std::array<float, 4>> boxes;
+      std::vector<float> scores;
+      std::vector<int> classes;
+      for (int64_t k = 0; k < rows.size(0); ++k, r += 6) {
+        auto unletterbox = [&](float v, double pad, int limit) {
+          return static_cast<float>(std::clamp((v - pad) / g.ratio, 0.0, static_cast<double>(limit)));
+        };
+        std::array<float, 4> box = {unletterbox(r[0], g.pad_x, item.width),
+                                    unletterbox(r[1], g.pad_y, item.height),
+                                    unletterbox(r[2], g.pad_x, item.width),
+                                    unletterbox(r[3], g.pad_y, item.height)};
+        boxes.push_back(box);
+        scores.push_back(r[4]);
+        classes.push_back(static_cast<int>(r[5]));
+        detections.push_back({image_id(index), category_id(classes.back()),
+                              {box[0], box[1], box[2] - box[0], box[3] - box[1]}, r[4]});
+      }
+      std::vector<std::array<float, 4>> gt_boxes;
+      for (const auto& nb : item.boxes) gt_boxes.push_back(to_pixels_xyxy(nb, item.width, item.height));
+      metric.add_image(boxes, scores, classes, gt_boxes, item.classes);
+    }
+    result.postprocess_ms += elapsed_ms(t0);
+  }
+  result.images = static_cast<int64_t>(seen_images.size());
+  if (result.images > 0) {
+    result.preprocess_ms /= result.images;
+    result.inference_ms /= result.images;
+    result.postprocess_ms /= result.images;
+  }
+  result.metric = metric.compute();
+  if (loss_batches > 0) {
+    loss_sum /= static_cast<double>(loss_batches);
+    for (int k = 0; k < 3; ++k) result.loss_items[k] = loss_sum[k].item<double>();
+    result.has_loss = true;
+  }
+  if (options.coco) {
+    data::CocoFile gt = ground_truth_;
+    if (options.max_batches > 0) {  // score only the images that were run
+      std::set<int64_t> ids;
+      for (int64_t index : seen_images) ids.insert(image_id(index));
+      auto& images = gt.images;
+      images.erase(std::remove_if(images.begin(), images.end(),
+                                  [&](const data::CocoImage& im) { return !ids.count(im.id); }),
+                   images.end());
+      auto& annotations = gt.annotations;
+      annotations.erase(
+          std::remove_if(annotations.begin(), annotations.end(),
+                         [&](const data::CocoAnnotation& a) { return !ids.count(a.image_id); }),
+          annotations.end());
+    }
+    result.coco = eval::evaluate_coco(gt, detections);
+  }
+  if (options.keep_detections) result.detections = std::move(detections);
+  return result;
+}
+
+std::string format_validation_table(const ValidationResult& r,
+                                    const std::vector<std::string>& names, bool per_class) {
+  std::string out = fmt::format("{:>22}{:>11}{:>11}{:>11}{:>11}{:>11}{:>11}{:>14}\n", "Class",
+                                "Images", "Instances", "P", "R", "mAP50", "mAP50-95", "COCO AP");
+  const auto& m = r.metric;
+  const double coco_ap = r.coco ? r.coco->stats[0] : -1.0;
+  out += fmt::format("{:>22}{:>11}{:>11}{:>11.3f}{:>11.3f}{:>11.3f}{:>11.3f}{:>14.3f}\n", "all",
+                     r.images, m.num_gt, m.precision, m.recall, m.map50, m.map50_95, coco_ap);
+  if (per_class) {
+    for (const auto& c : m.per_class) {
+      double class_coco = -1;
+      if (r.coco) {
+        for (const auto& pc : r.coco->per_category) {
+          if (pc.name == names.at(c.class_id)) class_coco = pc.ap;
+        }
+      }
+      out += fmt::format("{:>22}{:>11}{:>11}{:>11.3f}{:>11.3f}{:>11.3f}{:>11.3f}{:>14.3f}\n",
+                         names.at(c.class_id), "", c.num_gt, c.precision, c.recall, c.ap50,
+                         c.ap50_95, class_coco);
+    }
+  }
+  out += "(P, R, mAP50, mAP50-95: the reference trainer's metric; COCO AP: the COCO protocol, "
+         "identical to pycocotools)\n";
+  return out;
+}
+
+void write_predictions_json(const std::vector<eval::Detection>& detections,
+                            const std::filesystem::path& file) {
+  core::write_file_atomically(file, eval::format_coco_results(detections));
+}
+
+}  // namespace trainer::engine

@@ -1,0 +1,87 @@
+// Validation on the val split: predictions, both metrics, val loss, speed, COCO results.
+//
+// Why: the fit loop (every epoch, on a copy of the EMA weights), `trainer val` and the tests all
+// score a model the same way. Two metrics side by side: the COCO protocol (identical to
+// pycocotools, lib/eval/coco_eval.h) and the reference trainer's own metric (lib/eval/
+// reference_metric.h), whose mAP50-95 is the fitness that picks the best checkpoint.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "data/coco_json.h"
+#include "data/dataset.h"
+#include "data/dataset_yaml.h"
+#include "data/loader.h"
+#include "eval/coco_eval.h"
+#include "eval/coco_results.h"
+#include "eval/reference_metric.h"
+#include "loss/detection_loss.h"
+#include "model/detection_model.h"
+
+namespace trainer::engine {
+
+struct ValidationOptions {
+  int64_t max_batches = 0;       // 0 = the whole split (the seeds' short fit uses 4)
+  bool coco = true;              // also run the COCO protocol
+  bool keep_detections = false;  // return every detection (for predictions.json)
+  model::PredictOptions predict; // conf 0.001, iou 0.7, max_det 300 (the reference's val values)
+
+  // From the config's conf, iou, max_det and val_batches.
+  static ValidationOptions from_config(const core::TrainConfig& config);
+};
+
+struct ValidationResult {
+  eval::ReferenceMetric::Result metric;   // the reference's metric (P, R, mAP50, mAP50-95)
+  std::optional<eval::CocoStats> coco;    // the COCO protocol's 12 stats
+  std::array<double, 3> loss_items{};     // val box, cls, dfl (o2o for end-to-end models)
+  bool has_loss = false;
+  int64_t images = 0;
+  double preprocess_ms = 0, inference_ms = 0, postprocess_ms = 0;  // per image
+  std::vector<eval::Detection> detections;  // when keep_detections (COCO results form)
+};
+
+class Validator {
+ public:
+  Validator(std::shared_ptr<const data::DatasetIndex> val_set, const data::DatasetSpec& spec,
+            const core::TrainConfig& config, c10::Device device);
+
+  // Scores `model` (switched to eval mode for the call, its mode restored). `criterion` (optional)
+  // gives the val loss.
+  ValidationResult run(model::DetectionModelImpl& model, loss::DetectionLoss* criterion,
+                       const ValidationOptions& options);
+
+  // The category id written for class `cls` (COCO: the 91-id map; a json dataset: its ids).
+  int64_t category_id(int cls) const;
+  // The ground truth the COCO protocol uses (the val json when the dataset has one).
+  const data::CocoFile& ground_truth() const { return ground_truth_; }
+  const data::DatasetIndex& dataset() const { return *val_set_; }
+
+ private:
+  int64_t image_id(int64_t dataset_index) const;
+
+  std::shared_ptr<const data::DatasetIndex> val_set_;
+  core::TrainConfig config_;
+  c10::Device device_;
+  std::unique_ptr<data::Loader> loader_;
+  std::vector<int64_t> category_ids_;  // per class
+  std::vector<int64_t> image_ids_;     // per dataset index
+  data::CocoFile ground_truth_;
+};
+
+// The table users read after each validation: the header line and one "all" row (and one row per
+// class when `per_class`), with both metrics.
+std::string format_validation_table(const ValidationResult& result,
+                                    const std::vector<std::string>& names, bool per_class);
+
+// Writes detections in COCO results form, atomically.
+void write_predictions_json(const std::vector<eval::Detection>& detections,
+                            const std::filesystem::path& file);
+
+}  // namespace trainer::engine

@@ -1,0 +1,37 @@
+// The COCO box-evaluation settings (pycocotools `Params.setDetParams`), built the way NumPy builds
+// them so that threshold comparisons land on the same side.
+//
+// Why: AP75 is looked up by `0.75 == iouThrs`, recall points come from `np.linspace(0, 1, 101)`,
+// the area ranges are integer squares; every one of these is part of the protocol's numbers.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "eval/numeric.h"
+
+namespace trainer::eval {
+
+struct AreaRange {
+  double lo = 0;
+  double hi = 0;
+  const char* label = "";
+};
+
+struct CocoParams {
+  std::vector<double> iou_thresholds = linspace(0.5, 0.95, 10);     // T = 10
+  std::vector<double> recall_thresholds = linspace(0.0, 1.0, 101);  // R = 101
+  std::vector<AreaRange> area_ranges = {{0.0, 1e10, "all"},
+                                        {0.0, 1024.0, "small"},
+                                        {1024.0, 9216.0, "medium"},
+                                        {9216.0, 1e10, "large"}};  // A = 4
+  std::vector<int> max_dets = {1, 10, 100};                        // M = 3, ascending
+
+  int num_iou() const { return static_cast<int>(iou_thresholds.size()); }
+  int num_recall() const { return static_cast<int>(recall_thresholds.size()); }
+  int num_areas() const { return static_cast<int>(area_ranges.size()); }
+  int num_max_dets() const { return static_cast<int>(max_dets.size()); }
+  int largest_max_det() const { return max_dets.back(); }
+};
+
+}  // namespace trainer::eval

@@ -1,0 +1,62 @@
+// The training objective of a detection model: the one-to-many head's loss (YOLO11), or for
+// end-to-end models (YOLO26) the weighted sum of the one-to-many and one-to-one heads' losses with
+// the reference's per-epoch "ProgLoss" weights.
+//
+// Why: the trainer needs one call that turns the head's raw outputs and the batch labels into the
+// value to backpropagate and the items to log, whatever the model family.
+#pragma once
+
+#include <torch/types.h>
+
+#include <vector>
+
+#include "loss/head_loss.h"
+#include "model/detect_output.h"
+
+namespace trainer::loss {
+
+struct LossResult {
+  torch::Tensor
+      total;  // 0-d, with grad: sum over items x batch size (what backward() is called on)
+  torch::Tensor items;  // (3,) detached, gain-scaled [box, cls, dfl] (o2o items for end-to-end)
+};
+
+// ProgLoss: the one-to-many weight after `updates` end-of-epoch updates of a run of
+// `total_epochs`: max(1 - updates / max(E - 1, 1), 0) (0.8 - 0.1) + 0.1; the one-to-one weight is
+// max(1 - that, 0). 0.8 / 0.2 at the start, 0.1 / 0.9 in the last epoch.
+double prog_loss_o2m_weight(int64_t updates, int total_epochs);
+
+class DetectionLoss {
+ public:
+  // end2end: YOLO26 (o2m topk 10 + o2o topk 7 / topk2 1); otherwise only the o2m head (topk 10).
+  DetectionLoss(int num_classes, int reg_max, std::vector<double> strides, LossGains gains,
+                bool end2end);
+
+  // labels: (n, 6) float [image_index, class, cx, cy, w, h] normalised to [0,1] (as
+  // lib/data/batch.h). Works on fp32 or bf16 outputs (computed in fp32, autocast off inside).
+  LossResult operator()(const model::DetectOutput& outputs, const torch::Tensor& labels,
+                        int64_t batch_size);
+
+  // ProgLoss update at the end of each epoch (no-op unless end2end).
+  void end_epoch(int total_epochs);
+  int64_t epoch_updates() const { return updates_; }
+  // Resume: sets the update count and the weights it implies for a run of `total_epochs` (the
+  // reference sets updates = start_epoch - 1 and then updates once, i.e. updates = start_epoch).
+  void set_epoch_updates(int64_t updates, int total_epochs);
+  double o2m_weight() const { return o2m_weight_; }
+  double o2o_weight() const { return o2o_weight_; }
+  bool end2end() const { return end2end_; }
+
+  const HeadLoss& one2many() const { return one2many_; }
+  const HeadLoss& one2one() const { return one2one_; }
+
+ private:
+  HeadLoss one2many_;
+  HeadLoss one2one_;
+  bool end2end_;
+  int64_t updates_ = 0;
+  double o2m_weight_;
+  double o2o_weight_;
+};
+
+}  // namespace trainer::loss

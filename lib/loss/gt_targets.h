@@ -1,0 +1,23 @@
+// Ground-truth boxes of a batch, padded per image so the assigner can run on the whole batch.
+//
+// Why: labels arrive as one (n, 6) list for the batch; the assigner wants (B, M, .) with M the
+// largest count in any image and a mask for the padding rows, boxes in input-image pixels.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+namespace trainer::loss {
+
+struct GtTargets {
+  at::Tensor labels;  // (B, M, 1) float class ids (0 on padding rows)
+  at::Tensor bboxes;  // (B, M, 4) xyxy pixels (0 on padding rows)
+  at::Tensor mask;    // (B, M, 1) bool: a real box (coordinate sum > 0, as the reference)
+};
+
+// labels (n, 6) [image_index, class, cx, cy, w, h] normalised; rows keep their order within an
+// image. Throws std::invalid_argument naming the row for an image index outside [0, batch_size)
+// or a class outside [0, num_classes). The result is fp32 on `device`.
+GtTargets pack_targets(const at::Tensor& labels, int64_t batch_size, int64_t num_classes,
+                       double image_h, double image_w, at::Device device);
+
+}  // namespace trainer::loss

@@ -1,0 +1,136 @@
+#include "loss/task_aligned_assigner.h"
+
+#include <ATen/ATen.h>
+
+#include <stdexcept>
+
+#include "loss/box_ops.h"
+
+namespace trainer::loss {
+
+using at::indexing::Slice;
+
+at::Tensor select_candidates_in_gts(const at::Tensor& anchor_points, const at::Tensor& gt_bboxes,
+                                    const at::Tensor& mask_gt, const AssignerOptions& options) {
+  // STAL: a valid GT side shorter than the finest stride is widened to the next stride for this
+  // inside-the-box test only (the overlaps below still use the real box).
+  const double min_side = options.strides.at(0);
+  const double stal_side = options.strides.size() > 1 ? options.strides[1] : options.strides[0];
+  const auto xywh = xyxy_to_xywh(gt_bboxes);
+  const auto wh = xywh.narrow(-1, 2, 2);
+  const auto small = wh.lt(min_side).logical_and(mask_gt.to(at::kBool));
+  const auto widened = at::where(small, at::scalar_tensor(stal_side, wh.options()), wh);
+  const auto boxes = xywh_to_xyxy(at::cat({xywh.narrow(-1, 0, 2), widened}, -1));
+
+  const auto points = anchor_points.view({1, 1, -1, 2});        // (1, 1, A, 2)
+  const auto lt = boxes.narrow(-1, 0, 2).unsqueeze(2);          // (B, M, 1, 2)
+  const auto rb = boxes.narrow(-1, 2, 2).unsqueeze(2);          // (B, M, 1, 2)
+  const auto deltas = at::cat({points - lt, rb - points}, -1);  // (B, M, A, 4)
+  return std::get<0>(deltas.min(-1)).gt(options.eps);
+}
+
+at::Tensor select_topk_candidates(const at::Tensor& metric, const at::Tensor& valid_gt,
+                                  int64_t topk) {
+  auto idx = std::get<1>(metric.topk(topk, -1, /*largest=*/true));  // (B, M, k)
+  // Padding GTs point all k picks at anchor 0, which then counts k > 1 and is cleared below
+  // (the reference's trick; with topk == 1 the mask below does it instead).
+  idx = idx.masked_fill(valid_gt.to(at::kBool).logical_not().expand_as(idx), 0);
+  auto count = at::zeros(metric.sizes(), metric.options().dtype(at::kInt));
+  count.scatter_add_(-1, idx, at::ones_like(idx, idx.options().dtype(at::kInt)));
+  count.masked_fill_(count.gt(1), 0);
+  auto mask = count.to(metric.scalar_type());
+  return mask * valid_gt.to(metric.scalar_type());
+}
+
+HighestOverlaps select_highest_overlaps(at::Tensor mask_pos, const at::Tensor& overlaps,
+                                        const at::Tensor& align_metric, int64_t topk,
+                                        int64_t topk2) {
+  auto fg_mask = mask_pos.sum(-2);  // (B, A)
+  if (fg_mask.numel() > 0 && fg_mask.max().item<double>() > 1) {
+    // An anchor claimed by several GTs goes to the GT it overlaps most.
+    const auto multi = fg_mask.unsqueeze(1).gt(1).expand_as(mask_pos);
+    const auto best = overlaps.argmax(1, /*keepdim=*/true);  // (B, 1, A)
+    const auto is_best = at::zeros_like(mask_pos).scatter_(1, best, 1.0);
+    mask_pos = at::where(multi, is_best, mask_pos);
+    fg_mask = mask_pos.sum(-2);
+  }
+  if (topk2 != topk && mask_pos.size(-1) > 0) {
+    // Second pass: each GT keeps its top-topk2 surviving positives by alignment.
+    const auto k2 = std::min<int64_t>(topk2, mask_pos.size(-1));
+    const auto idx = std::get<1>((align_metric * mask_pos).topk(k2, -1, /*largest=*/true));
+    const auto keep = at::zeros_like(mask_pos).scatter_(-1, idx, 1.0);
+    mask_pos = mask_pos * keep;
+    fg_mask = mask_pos.sum(-2);
+  }
+  return {mask_pos.argmax(-2), fg_mask, mask_pos};
+}
+
+TaskAlignedAssigner::TaskAlignedAssigner(AssignerOptions options) : options_(std::move(options)) {
+  if (options_.topk2 < 0) options_.topk2 = options_.topk;
+  if (options_.topk < 1 || options_.topk2 < 1 || options_.num_classes < 1 ||
+      options_.strides.empty())
+    throw std::invalid_argument(
+        "TaskAlignedAssigner: topk, topk2, num_classes must be >= 1 and "
+        "strides non-empty");
+}
+
+Assignment TaskAlignedAssigner::operator()(const at::Tensor& pd_scores, const at::Tensor& pd_bboxes,
+                                           const at::Tensor& anchor_points,
+                                           const at::Tensor& gt_labels, const at::Tensor& gt_bboxes,
+                                           const at::Tensor& mask_gt) const {
+  at::NoGradGuard no_grad;
+  const int64_t bs = pd_scores.size(0);
+  const int64_t na = pd_scores.size(1);
+  const int64_t nc = options_.num_classes;
+  const int64_t m = gt_bboxes.size(1);
+  const auto long_opts = pd_scores.options().dtype(at::kLong);
+  if (m == 0 || na == 0) {
+    return {at::full({bs, na}, nc, long_opts), at::zeros({bs, na, 4}, pd_bboxes.options()),
+            at::zeros({bs, na, nc}, pd_scores.options()),
+            at::zeros({bs, na}, pd_scores.options().dtype(at::kBool)),
+            at::zeros({bs, na}, long_opts)};
+  }
+  const auto valid = mask_gt.to(at::kBool);  // (B, M, 1)
+
+  // Candidates and the alignment metric, computed only where the anchor is inside a valid GT.
+  const auto in_gts = select_candidates_in_gts(anchor_points, gt_bboxes, mask_gt, options_);
+  const auto pair_mask = in_gts.logical_and(valid);      // (B, M, A)
+  const auto cls = gt_labels.squeeze(-1).to(at::kLong);  // (B, M)
+  const auto cls_scores =
+      pd_scores.transpose(1, 2).gather(1, cls.unsqueeze(-1).expand({bs, m, na}));
+  const auto bbox_scores = at::where(pair_mask, cls_scores, at::zeros({}, pd_scores.options()));
+  auto overlaps = at::zeros({bs, m, na}, pd_bboxes.options());
+  {
+    const auto gt_sel = gt_bboxes.unsqueeze(2).expand({bs, m, na, 4}).index({pair_mask});
+    const auto pd_sel = pd_bboxes.unsqueeze(1).expand({bs, m, na, 4}).index({pair_mask});
+    overlaps.index_put_({pair_mask},
+                        bbox_iou(gt_sel, pd_sel, IouKind::kCiou).squeeze(-1).clamp_min(0));
+  }
+  auto align_metric = bbox_scores.pow(options_.alpha) * overlaps.pow(options_.beta);
+
+  const auto topk_mask = select_topk_candidates(align_metric, valid, std::min(options_.topk, na));
+  const auto mask_pos0 =
+      topk_mask * in_gts.to(topk_mask.scalar_type()) * valid.to(topk_mask.scalar_type());
+  auto picked =
+      select_highest_overlaps(mask_pos0, overlaps, align_metric, options_.topk, options_.topk2);
+  const auto& mask_pos = picked.mask_pos;
+
+  // Targets gathered from each anchor's GT.
+  const auto flat_idx = picked.target_gt_idx + at::arange(bs, long_opts).unsqueeze(-1) * m;
+  auto target_labels = gt_labels.to(at::kLong).flatten().index({flat_idx}).clamp_min(0);  // (B, A)
+  const auto target_bboxes = gt_bboxes.reshape({-1, 4}).index({flat_idx});  // (B, A, 4)
+  const auto fg = picked.fg_mask.gt(0);
+  auto one_hot = at::zeros({bs, na, nc}, pd_scores.options())
+                     .scatter_(2, target_labels.unsqueeze(-1), 1.0)
+                     .mul_(fg.unsqueeze(-1).to(pd_scores.scalar_type()));
+
+  // Soft targets: alignment rescaled per GT so its best anchor gets the GT's best IoU.
+  align_metric = align_metric * mask_pos;
+  const auto pos_align = std::get<0>(align_metric.max(-1, /*keepdim=*/true));  // (B, M, 1)
+  const auto pos_overlaps = std::get<0>((overlaps * mask_pos).max(-1, /*keepdim=*/true));
+  const auto norm = std::get<0>((align_metric * pos_overlaps / (pos_align + options_.eps)).max(-2))
+                        .unsqueeze(-1);  // (B, A, 1)
+  return {target_labels, target_bboxes, one_hot * norm, fg, picked.target_gt_idx};
+}
+
+}  // namespace trainer::loss

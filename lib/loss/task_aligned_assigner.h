@@ -1,0 +1,72 @@
+// The task-aligned assigner (TAL): which anchors learn which ground-truth box, and how strongly.
+//
+// Why: every loss term is computed from these picks. The steps and constants follow the
+// reference's TaskAlignedAssigner (including the small-target rule "STAL" and the second top-k
+// pass that gives the one-to-one head one positive per object), vectorised over the whole batch
+// with GTs padded to the largest count per image.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <vector>
+
+namespace trainer::loss {
+
+struct AssignerOptions {
+  int64_t num_classes = 80;
+  int64_t topk = 10;   // candidates kept per GT by the alignment metric
+  int64_t topk2 = -1;  // second pass after conflicts (-1 = same as topk = no second pass)
+  double alpha = 0.5;  // power of the class score in the alignment metric
+  double beta = 6.0;   // power of the CIoU
+  double eps = 1e-9;
+  std::vector<double> strides = {8, 16, 32};  // STAL: sides < strides[0] become strides[1]
+};
+
+struct Assignment {
+  at::Tensor target_labels;  // (B, A) int64
+  at::Tensor target_bboxes;  // (B, A, 4) xyxy, the assigned GT box (pixels)
+  at::Tensor target_scores;  // (B, A, nc) one-hot class x normalised alignment on foreground
+  at::Tensor fg_mask;        // (B, A) bool
+  at::Tensor target_gt_idx;  // (B, A) int64 index of the assigned GT within its image
+};
+
+// The steps, exposed for tests. Shapes: M = padded GTs per image, A = anchors.
+
+// (B, M, A) bool: anchor centre strictly inside the GT (all four margins > eps), after the STAL
+// widening of sides shorter than strides[0] to strides[1] (centre kept) for valid GTs.
+at::Tensor select_candidates_in_gts(const at::Tensor& anchor_points, const at::Tensor& gt_bboxes,
+                                    const at::Tensor& mask_gt, const AssignerOptions& options);
+
+// (B, M, A) float: 1 for the top-k anchors of each valid GT by `metric`, 0 elsewhere.
+at::Tensor select_topk_candidates(const at::Tensor& metric, const at::Tensor& valid_gt,
+                                  int64_t topk);
+
+struct HighestOverlaps {
+  at::Tensor target_gt_idx;  // (B, A) int64
+  at::Tensor fg_mask;        // (B, A) float: positives per anchor (0 or 1 after this step)
+  at::Tensor mask_pos;       // (B, M, A) float
+};
+// Anchors claimed by several GTs keep only the GT of highest overlap; then, if topk2 != topk,
+// each GT keeps only its top-topk2 anchors by alignment among the surviving positives.
+HighestOverlaps select_highest_overlaps(at::Tensor mask_pos, const at::Tensor& overlaps,
+                                        const at::Tensor& align_metric, int64_t topk,
+                                        int64_t topk2);
+
+class TaskAlignedAssigner {
+ public:
+  explicit TaskAlignedAssigner(AssignerOptions options);
+
+  // pd_scores (B, A, nc) probabilities, pd_bboxes (B, A, 4) xyxy pixels, anchor_points (A, 2)
+  // pixels, gt_labels (B, M, 1), gt_bboxes (B, M, 4) xyxy pixels, mask_gt (B, M, 1) valid rows.
+  // Runs without gradient; with M = 0 everything is background.
+  Assignment operator()(const at::Tensor& pd_scores, const at::Tensor& pd_bboxes,
+                        const at::Tensor& anchor_points, const at::Tensor& gt_labels,
+                        const at::Tensor& gt_bboxes, const at::Tensor& mask_gt) const;
+
+  const AssignerOptions& options() const { return options_; }
+
+ private:
+  AssignerOptions options_;
+};
+
+}  // namespace trainer::loss

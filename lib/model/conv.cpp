@@ -1,0 +1,60 @@
+// Conv, DWConv and the parameter-free containers (see conv.h).
+#include "model/conv.h"
+
+#include <torch/torch.h>
+
+#include <numeric>
+
+namespace trainer::model {
+
+ConvImpl::ConvImpl(int64_t c1, int64_t c2, int64_t k, int64_t s, int64_t g, bool act) : act_(act) {
+  conv = register_module(
+      "conv",
+      torch::nn::Conv2d(
+          torch::nn::Conv2dOptions(c1, c2, k).stride(s).padding(k / 2).groups(g).bias(false)));
+  bn = register_module(
+      "bn",
+      torch::nn::BatchNorm2d(torch::nn::BatchNormOptions(c2).eps(kBnEps).momentum(kBnMomentum)));
+}
+
+void count_conv2d(const torch::nn::Conv2dImpl& conv, const torch::Tensor& output) {
+  FlopCount* count = active_flop_count();
+  if (count == nullptr) return;
+  const auto& o = conv.options;
+  const double per_output = static_cast<double>(o.in_channels() / o.groups()) *
+                            static_cast<double>((*o.kernel_size())[0] * (*o.kernel_size())[1]);
+  count->conv_macs += static_cast<double>(output.numel()) * per_output;
+}
+
+torch::Tensor ConvImpl::forward(const torch::Tensor& x) {
+  auto z = conv->forward(x);
+  if (FlopCount* count = active_flop_count()) {
+    count_conv2d(*conv, z);
+    count->norm_elements += static_cast<double>(z.numel());
+  }
+  auto y = bn->forward(z);
+  return act_ ? torch::silu(y) : y;
+}
+
+Conv make_dwconv(int64_t c1, int64_t c2, int64_t k, int64_t s, bool act) {
+  return Conv(c1, c2, k, s, std::gcd(c1, c2), act);
+}
+
+torch::Tensor ChainImpl::forward(const torch::Tensor& x) {
+  torch::Tensor y = x;
+  for (const auto& step : steps_) y = step(y);
+  return y;
+}
+
+torch::Tensor Upsample2xImpl::forward(const torch::Tensor& x) {
+  auto y = torch::upsample_nearest2d(x, std::vector<int64_t>{x.size(2) * 2, x.size(3) * 2});
+  if (FlopCount* count = active_flop_count())
+    count->upsample_elements += static_cast<double>(y.numel());
+  return y;
+}
+
+torch::Tensor ConcatImpl::forward(const std::vector<torch::Tensor>& xs) {
+  return torch::cat(xs, 1);
+}
+
+}  // namespace trainer::model

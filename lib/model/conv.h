@@ -1,0 +1,92 @@
+// The smallest building blocks: Conv (conv + BN + SiLU), DWConv, and the plain containers the
+// reference's nn.Sequential / nn.Upsample / Concat stand for (reference-behaviour.md 4.2).
+//
+// Why: every larger block is a composition of these, and their registered child names ("conv",
+// "bn", "0", "1", ...) are what make our parameter names equal the reference's state-dict keys.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/batchnorm.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/pimpl.h>
+
+#include "model/flop_count.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace trainer::model {
+
+// BatchNorm settings that the reference's initialize_weights applies to every BN layer.
+constexpr double kBnEps = 1e-3;
+constexpr double kBnMomentum = 0.03;
+
+// A module with a single-tensor forward, so containers can hold mixed block types.
+class UnaryModule : public torch::nn::Module {
+ public:
+  virtual torch::Tensor forward(const torch::Tensor& x) = 0;
+};
+
+// Conv2d(bias=false, padding k/2) -> BatchNorm2d -> SiLU (or identity when act is false).
+class ConvImpl : public UnaryModule {
+ public:
+  ConvImpl(int64_t c1, int64_t c2, int64_t k = 1, int64_t s = 1, int64_t g = 1, bool act = true);
+  torch::Tensor forward(const torch::Tensor& x) override;
+  bool has_activation() const { return act_; }
+
+  torch::nn::Conv2d conv{nullptr};
+  torch::nn::BatchNorm2d bn{nullptr};
+
+ private:
+  bool act_;
+};
+TORCH_MODULE(Conv);
+
+// Depth-wise Conv: groups = gcd(c1, c2).
+Conv make_dwconv(int64_t c1, int64_t c2, int64_t k = 1, int64_t s = 1, bool act = true);
+
+// Adds a plain Conv2d's multiply-accumulates to the active FlopCount (if any).
+void count_conv2d(const torch::nn::Conv2dImpl& conv, const torch::Tensor& output);
+
+// nn.Sequential: children named "0", "1", ... applied in order.
+class ChainImpl : public UnaryModule {
+ public:
+  template <class M>
+  void append(std::shared_ptr<M> m) {
+    register_module(std::to_string(steps_.size()), m);
+    if constexpr (std::is_same_v<M, torch::nn::Conv2dImpl>) {
+      steps_.push_back([m](const torch::Tensor& x) {
+        auto y = m->forward(x);
+        count_conv2d(*m, y);
+        return y;
+      });
+    } else {
+      steps_.push_back([m](const torch::Tensor& x) { return m->forward(x); });
+    }
+  }
+  torch::Tensor forward(const torch::Tensor& x) override;
+  size_t size() const { return steps_.size(); }
+
+ private:
+  std::vector<std::function<torch::Tensor(const torch::Tensor&)>> steps_;
+};
+TORCH_MODULE(Chain);
+
+// nn.Upsample(scale_factor=2, mode="nearest").
+class Upsample2xImpl : public UnaryModule {
+ public:
+  torch::Tensor forward(const torch::Tensor& x) override;
+};
+TORCH_MODULE(Upsample2x);
+
+// Concat along channels; a module only so the layer list keeps the reference's indices.
+class ConcatImpl : public torch::nn::Module {
+ public:
+  torch::Tensor forward(const std::vector<torch::Tensor>& xs);
+};
+TORCH_MODULE(Concat);
+
+}  // namespace trainer::model

@@ -1,0 +1,156 @@
+// Building the layer list and running it (see detection_model.h).
+#include "model/detection_model.h"
+
+#include <torch/torch.h>
+
+#include "core/error.h"
+#include "model/attention.h"
+#include "model/blocks.h"
+
+namespace trainer::model {
+namespace {
+
+// Switches a module to eval mode for a scope and restores the previous mode.
+class EvalModeGuard {
+ public:
+  explicit EvalModeGuard(torch::nn::Module& m) : module_(m), was_training_(m.is_training()) {
+    if (was_training_) module_.eval();
+  }
+  ~EvalModeGuard() {
+    if (was_training_) module_.train();
+  }
+  EvalModeGuard(const EvalModeGuard&) = delete;
+  EvalModeGuard& operator=(const EvalModeGuard&) = delete;
+
+ private:
+  torch::nn::Module& module_;
+  bool was_training_;
+};
+
+std::shared_ptr<UnaryModule> make_unary(const LayerSpec& l) {
+  switch (l.kind) {
+    case LayerKind::kConv:
+      return Conv(l.c1, l.c2, l.k, l.s).ptr();
+    case LayerKind::kC3k2:
+      return C3k2(l.c1, l.c2, l.repeats, l.c3k, l.e, l.attn).ptr();
+    case LayerKind::kSppf:
+      return Sppf(l.c1, l.c2, l.k, l.pool_n, l.shortcut, l.cv1_act).ptr();
+    case LayerKind::kC2Psa:
+      return C2Psa(l.c1, l.c2, l.repeats).ptr();
+    case LayerKind::kUpsample:
+      return Upsample2x().ptr();
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+DetectionModelImpl::DetectionModelImpl(const ModelName& name, const ModelSpec& spec)
+    : name_(name), spec_(spec) {
+  layers_ = register_module("model", torch::nn::ModuleList());
+  for (const LayerSpec& l : spec_.layers) {
+    if (l.kind == LayerKind::kConcat) {
+      layers_->push_back(Concat().ptr());
+      unary_.push_back(nullptr);
+    } else if (l.kind == LayerKind::kDetect) {
+      head_ = Detect(l.nc, l.reg_max, l.end2end, l.ch);
+      layers_->push_back(head_.ptr());
+      unary_.push_back(nullptr);
+    } else {
+      auto m = make_unary(l);
+      layers_->push_back(m);
+      unary_.push_back(m);
+    }
+  }
+  TORCH_CHECK(!head_.is_empty(), "model spec has no Detect layer");
+  // Strides from a forward pass, as the reference does (it uses 256 px; any multiple of 32 gives
+  // the same ratios), in eval mode so BN statistics stay untouched.
+  {
+    torch::NoGradGuard no_grad;
+    EvalModeGuard eval(*this);
+    const int64_t s = 64;
+    auto out = run(torch::zeros({1, 3, s, s}));
+    std::vector<double> strides;
+    for (const auto& level : out.one2many) {
+      strides.push_back(static_cast<double>(s) / static_cast<double>(level.size(2)));
+    }
+    head_->set_strides(strides);  // also the bias init
+  }
+}
+
+DetectOutput DetectionModelImpl::run(const torch::Tensor& images) {
+  TORCH_CHECK(images.dim() == 4 && images.size(1) == 3, "expected images (B, 3, H, W), got ",
+              images.sizes());
+  TORCH_CHECK(images.size(2) % 32 == 0 && images.size(3) % 32 == 0,
+              "image height and width must be multiples of 32, got ", images.size(2), "x",
+              images.size(3));
+  std::vector<torch::Tensor> outputs;
+  outputs.reserve(spec_.layers.size());
+  auto input_of = [&](int f) {
+    return f == -1 ? outputs.back() : outputs.at(static_cast<size_t>(f));
+  };
+  for (size_t i = 0; i < spec_.layers.size(); ++i) {
+    const LayerSpec& l = spec_.layers[i];
+    if (l.kind == LayerKind::kDetect) {
+      std::vector<torch::Tensor> feats;
+      for (int f : l.from) feats.push_back(input_of(f));
+      return head_->forward(feats);
+    }
+    if (l.kind == LayerKind::kConcat) {
+      std::vector<torch::Tensor> xs;
+      for (int f : l.from) xs.push_back(input_of(f));
+      outputs.push_back(torch::cat(xs, 1));
+    } else {
+      outputs.push_back(unary_[i]->forward(i == 0 ? images : input_of(l.from[0])));
+    }
+  }
+  TORCH_CHECK(false, "model spec has no Detect layer");
+}
+
+DetectOutput DetectionModelImpl::forward_train(const torch::Tensor& images) {
+  return run(images);
+}
+
+torch::Tensor DetectionModelImpl::predict_topk(const torch::Tensor& images, int64_t max_det) {
+  TORCH_CHECK(spec_.end2end, name_.display(), " has no end-to-end head");
+  torch::NoGradGuard no_grad;
+  EvalModeGuard eval(*this);
+  auto raw = run(images);
+  return topk_postprocess(head_->decode(raw.one2one).transpose(1, 2), max_det);
+}
+
+std::vector<torch::Tensor> DetectionModelImpl::predict(const torch::Tensor& images,
+                                                       const PredictOptions& options) {
+  if (spec_.end2end && !options.use_one2many) {
+    auto top = predict_topk(images, options.max_det);
+    std::vector<torch::Tensor> out;
+    for (int64_t b = 0; b < top.size(0); ++b) {
+      out.push_back(filter_by_confidence(top[b], options.conf, options.max_det));
+    }
+    return out;
+  }
+  torch::NoGradGuard no_grad;
+  EvalModeGuard eval(*this);
+  auto raw = run(images);
+  return non_max_suppression(head_->decode(raw.one2many), options);
+}
+
+std::vector<std::shared_ptr<torch::nn::Module>> DetectionModelImpl::layer_modules() const {
+  return layers_->children();
+}
+
+DetectionModel build_detection_model(const ModelName& name, int num_classes) {
+  if (name.family == ModelFamily::kCustomYaml) {
+    throw core::ConfigError("model yaml files are not supported yet (" + name.display() +
+                            "); use a built-in name");
+  }
+  const ScaleParams scale = name.scale == 't' ? tiny_scale_params() : scale_params(name.scale);
+  return DetectionModel(name, make_model_spec(name.family, scale, num_classes));
+}
+
+DetectionModel build_tiny_detection_model(ModelFamily family, int num_classes) {
+  return build_detection_model(ModelName{family, 't', {}}, num_classes);
+}
+
+}  // namespace trainer::model

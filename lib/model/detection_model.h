@@ -1,0 +1,68 @@
+// The YOLO detection model: the scaled layer list (model_spec.h) built into modules whose
+// parameter names equal the reference's state-dict keys (model.0.conv.weight, ...).
+//
+// Why: the trainer, the loss, the validator and the weights import all work on this one type;
+// keys equal to the reference's let users start from (and go back to) reference checkpoints.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/pimpl.h>
+
+#include <memory>
+#include <vector>
+
+#include "model/detect_head.h"
+#include "model/detect_output.h"
+#include "model/model_name.h"
+#include "model/model_spec.h"
+#include "model/postprocess.h"
+
+namespace trainer::model {
+
+class DetectionModelImpl : public torch::nn::Module {
+ public:
+  DetectionModelImpl(const ModelName& name, const ModelSpec& spec);
+
+  // images: float (B, 3, H, W) in [0, 1], H and W multiples of 32. Raw per-level outputs.
+  DetectOutput forward_train(const torch::Tensor& images);
+
+  // Inference, one (n_i, 6) float tensor per image: [x1, y1, x2, y2, score, class] in input
+  // pixels. YOLO26: one-to-one head, top-k (max_det), scores > conf, no NMS. YOLO11 (or
+  // use_one2many): confidence filter + class-aware NMS. Runs without grad and in eval mode (the
+  // previous mode is restored).
+  std::vector<torch::Tensor> predict(const torch::Tensor& images, const PredictOptions& options);
+
+  // YOLO26 only: the end-to-end output before the confidence filter, (B, min(max_det, A), 6).
+  torch::Tensor predict_topk(const torch::Tensor& images, int64_t max_det = 300);
+
+  int num_classes() const { return static_cast<int>(spec_.nc); }
+  int reg_max() const { return static_cast<int>(spec_.reg_max); }
+  bool end2end() const { return spec_.end2end; }
+  const std::vector<double>& strides() const { return head_->strides(); }  // {8, 16, 32}
+  const ModelName& name() const { return name_; }
+  const ModelSpec& spec() const { return spec_; }
+  Detect& head() { return head_; }
+
+  // The layer modules in order ("model.<i>"), for per-layer summaries.
+  std::vector<std::shared_ptr<torch::nn::Module>> layer_modules() const;
+
+ private:
+  DetectOutput run(const torch::Tensor& images);
+
+  ModelName name_;
+  ModelSpec spec_;
+  torch::nn::ModuleList layers_{nullptr};
+  std::vector<std::shared_ptr<UnaryModule>> unary_;  // per layer; null for Concat and Detect
+  Detect head_{nullptr};
+};
+TORCH_MODULE(DetectionModel);
+
+// A built-in family and scale (yolo26n ... yolo11x) with `num_classes` classes. Scale 't' builds
+// the tiny test model.
+DetectionModel build_detection_model(const ModelName& name, int num_classes);
+
+// Width 0.0625, depth 0.33: the same structure and names as the family, for fast CPU tests.
+DetectionModel build_tiny_detection_model(ModelFamily family, int num_classes);
+
+}  // namespace trainer::model

@@ -1,0 +1,46 @@
+// Inference decoding: the end-to-end top-k (YOLO26, no NMS) and class-aware NMS (YOLO11 and the
+// one-to-many head), reference-behaviour.md 4.2 "Inference" and 7.3.
+//
+// Why here and on the device: validation runs this on every batch; the NMS is exact greedy NMS
+// (torchvision semantics: suppress when IoU > threshold) written with tensor ops, so it runs on
+// the model's device without torchvision. It stops after max_det kept boxes, which gives the same
+// first max_det boxes as full NMS followed by [:max_det].
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <vector>
+
+namespace trainer::model {
+
+struct PredictOptions {
+  double conf = 0.001;        // keep scores > conf (val default; predict uses 0.25)
+  double iou = 0.7;           // NMS IoU threshold
+  int64_t max_det = 300;      // boxes kept per image
+  bool multi_label = true;    // NMS: every (box, class) pair above conf is a candidate (val)
+  bool agnostic = false;      // NMS across classes
+  int64_t max_nms = 30000;    // candidates kept (by score) before NMS
+  bool use_one2many = false;  // YOLO26: decode the one-to-many head with NMS instead of top-k
+};
+
+// Class offset for class-aware NMS: boxes of class c are shifted by c * kMaxWh pixels.
+constexpr double kMaxWh = 7680.0;
+
+// End-to-end top-k. preds (B, A, 4 + nc): xyxy pixels then scores. Takes the top
+// min(max_det, A) anchors by their best class score, then the top min(max_det, A) (anchor, class)
+// pairs among them: (B, K, 6) = [x1, y1, x2, y2, score, class], sorted by score.
+at::Tensor topk_postprocess(const at::Tensor& preds, int64_t max_det);
+
+// Rows of one image's top-k output (K, 6) whose score > conf, at most max_det.
+at::Tensor filter_by_confidence(const at::Tensor& rows, double conf, int64_t max_det);
+
+// Greedy NMS on one set of boxes (N, 4) xyxy with scores (N): indices of the kept boxes in
+// descending score order (ties: lower index first), at most max_keep (<= 0: no limit).
+at::Tensor nms(const at::Tensor& boxes, const at::Tensor& scores, double iou_threshold,
+               int64_t max_keep = 0);
+
+// NMS per image. preds (B, 4 + nc, A): xyxy pixels then scores (the head's decode). Returns one
+// (n_i, 6) tensor per image: [x1, y1, x2, y2, score, class], by descending score.
+std::vector<at::Tensor> non_max_suppression(const at::Tensor& preds, const PredictOptions& options);
+
+}  // namespace trainer::model

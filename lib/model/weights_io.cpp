@@ -1,0 +1,158 @@
+// Weights import/export through the torch.save format (see weights_io.h).
+#include "model/weights_io.h"
+
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/serialization/export.h>
+#include <torch/csrc/jit/serialization/pickler.h>
+#include <torch/serialize.h>
+#include <torch/torch.h>
+
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+
+namespace trainer::model {
+namespace {
+
+std::string shape_text(at::IntArrayRef sizes) {
+  std::ostringstream out;
+  out << "(";
+  for (size_t i = 0; i < sizes.size(); ++i) out << (i ? ", " : "") << sizes[i];
+  out << (sizes.size() == 1 ? ",)" : ")");
+  return out.str();
+}
+
+// torch::pickle_save, but without the type tags it adds to typed containers: Python's
+// torch.load(weights_only=True) refuses those (torch.jit._pickle.restore_type_tag), and a plain
+// dict of tensors is what users expect.
+std::vector<char> pickle_dict_untagged(const c10::IValue& value) {
+  std::vector<char> pickle_data;
+  torch::jit::Pickler pickler(
+      [&](const char* buf, size_t size) { pickle_data.insert(pickle_data.end(), buf, buf + size); },
+      nullptr, nullptr, nullptr, nullptr, /*tag_aggregates=*/false);
+  pickler.protocol();
+  pickler.pushIValue(value);
+  pickler.stop();
+  std::vector<char> container;
+  caffe2::serialize::PyTorchStreamWriter writer([&](const void* data, size_t size) {
+    const char* bytes = static_cast<const char*>(data);
+    container.insert(container.end(), bytes, bytes + size);
+    return size;
+  });
+  torch::jit::writeArchiveAndTensors("data", pickle_data.data(), pickle_data.size(),
+                                     pickler.tensorData(), writer);
+  writer.writeEndOfFile();
+  return container;
+}
+
+}  // namespace
+
+namespace {
+
+// PyTorch's state_dict order: a module's own parameters, its own buffers, then its children.
+void collect(const torch::nn::Module& m, const std::string& prefix, NamedTensorList& out) {
+  for (const auto& p : m.named_parameters(false)) out.emplace_back(prefix + p.key(), p.value());
+  for (const auto& b : m.named_buffers(false)) out.emplace_back(prefix + b.key(), b.value());
+  for (const auto& c : m.named_children()) collect(*c.value(), prefix + c.key() + ".", out);
+}
+
+}  // namespace
+
+NamedTensorList state_dict(const torch::nn::Module& module) {
+  NamedTensorList out;
+  collect(module, "", out);
+  return out;
+}
+
+void save_weights(const torch::nn::Module& module, const std::filesystem::path& path) {
+  c10::Dict<std::string, at::Tensor> dict;
+  for (const auto& [key, tensor] : state_dict(module)) {
+    dict.insert(key, tensor.detach().to(torch::kCPU).contiguous().clone());
+  }
+  const std::vector<char> bytes = pickle_dict_untagged(c10::IValue(dict));
+  core::write_file_atomically(path, std::string(bytes.begin(), bytes.end()));
+}
+
+NamedTensorList read_weights_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw core::InputError("weights file not found: " + path.string());
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  c10::IValue value;
+  try {
+    value = torch::pickle_load(bytes);
+  } catch (const std::exception& e) {
+    std::string why = e.what();
+    why = why.substr(0, why.find('\n'));
+    const bool ordered_dict = why.find("Expected GenericDict") != std::string::npos;
+    throw core::InputError(
+        "weights file " + path.string() + " is not a torch.save file of a dict of tensors" +
+        (ordered_dict ? " (an OrderedDict, e.g. a raw state_dict()? convert it with "
+                        "scripts/convert_weights.py import)"
+                      : " (" + why + ")"));
+  }
+  if (!value.isGenericDict()) {
+    throw core::InputError("weights file " + path.string() + " holds a " + value.tagKind() +
+                           ", expected a dict {name: tensor} (see scripts/convert_weights.py)");
+  }
+  NamedTensorList out;
+  for (const auto& entry : value.toGenericDict()) {
+    if (!entry.key().isString()) {
+      throw core::InputError("weights file " + path.string() + ": a key is a " +
+                             entry.key().tagKind() + ", expected a string");
+    }
+    const std::string key = entry.key().toStringRef();
+    if (!entry.value().isTensor()) {
+      throw core::InputError("weights file " + path.string() + ": key '" + key + "' holds a " +
+                             entry.value().tagKind() + ", expected a tensor");
+    }
+    out.emplace_back(key, entry.value().toTensor());
+  }
+  return out;
+}
+
+void load_weights(torch::nn::Module& module, const NamedTensorList& weights,
+                  const std::string& source) {
+  std::map<std::string, at::Tensor> given(weights.begin(), weights.end());
+  std::vector<std::string> problems;
+  const NamedTensorList targets = state_dict(module);
+  std::map<std::string, bool> known;
+  for (const auto& [key, target] : targets) {
+    known[key] = true;
+    auto it = given.find(key);
+    if (it == given.end()) {
+      problems.push_back("missing key '" + key + "' " + shape_text(target.sizes()));
+      continue;
+    }
+    const at::Tensor& t = it->second;
+    if (t.sizes() != target.sizes()) {
+      problems.push_back("shape mismatch for '" + key + "': file " + shape_text(t.sizes()) +
+                         ", model " + shape_text(target.sizes()));
+    } else if (t.is_floating_point() != target.is_floating_point()) {
+      problems.push_back("dtype mismatch for '" + key + "': file " +
+                         std::string(c10::toString(t.scalar_type())) + ", model " +
+                         c10::toString(target.scalar_type()));
+    }
+  }
+  for (const auto& [key, t] : weights) {
+    if (!known.count(key))
+      problems.push_back("unexpected key '" + key + "' " + shape_text(t.sizes()));
+  }
+  if (!problems.empty()) {
+    std::string msg = source + " does not fit the model (" + std::to_string(problems.size()) +
+                      " problem" + (problems.size() == 1 ? "" : "s") + "):";
+    for (const auto& p : problems) msg += "\n  " + p;
+    throw core::InputError(msg);
+  }
+  torch::NoGradGuard no_grad;
+  for (const auto& [key, target] : targets) target.copy_(given.at(key));
+}
+
+void load_weights(torch::nn::Module& module, const std::filesystem::path& path) {
+  load_weights(module, read_weights_file(path), "weights file " + path.string());
+}
+
+}  // namespace trainer::model

@@ -1,0 +1,370 @@
+#!/usr/bin/env bash
+# One-script check on a GPU machine: builds trainer with CUDA against that machine's Python torch,
+# runs the test suite (CUDA tests included), one `trainer bench interval` (yolo26n, batch 4, 640, BF16)
+# and one ABBA of the optimizer schedules, and writes JSON results to an output folder.
+#
+# Why one script: GPU time is scarce and the machine may have only the CUDA toolkit, CMake, Ninja, a
+# C++ compiler and Python's torch, with no package registry. The other dependencies then come from
+# the prepared bundle (scripts/make_gpu_bundle.sh); every step is time-boxed (8 minutes in all on an
+# H100/H200-class machine), and a missing dependency stops the script with its name and how the
+# Dockerfile provides it. With no GPU visible the same steps run on CPU with tiny settings.
+#
+# Usage: scripts/gpu_check.sh [--bundle DIR|TARBALL] [--out DIR]
+# Environment (all optional):
+#   GPU_CHECK_BUNDLE     bundle folder or .tar.gz (same as --bundle); without one, system packages
+#   GPU_CHECK_OUT        output folder (same as --out); default $OUT, else build-gpu/gpu-check
+#   GPU_CHECK_ALLOW_CPU  1: a CPU-only run is a pass (otherwise it exits 3 after running everything)
+#   GPU_CHECK_BUILD_DIR  default build-gpu;  GPU_CHECK_JOBS  default nproc
+#   GPU_CHECK_BUDGET_S   default 480;  GPU_CHECK_STEPS  default configure,build,test,bench
+#   GPU_CHECK_CUDA_BUILD 1: build with CUDA even without a GPU (compile check only)
+#   GPU_CHECK_PYTHON     the python whose torch to build against (default: the first that has torch)
+#   GPU_CHECK_CMAKE_ARGS extra CMake arguments (word-split)
+#   GPU_CHECK_BENCH_CONFIG  bench config (default configs/bench/l4_short_fit.yaml)
+#   GPU_CHECK_DATA       dataset yaml for the benches (default: $COCO_ROOT, else the bundle's or the
+#                        shared coco128)
+# Output (at most 8 files, for the device tool): gpu_check.json (summary), gpu_check.log, ctest.log,
+# bench_interval.{json,log}, bench_abba.{json,log}.
+# Exit status: 0 pass, 1 a step failed, 2 a dependency is missing, 3 no GPU (CPU fallback only).
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+T0=$SECONDS
+
+bundle=${GPU_CHECK_BUNDLE:-}
+out=${GPU_CHECK_OUT:-${OUT:-}}
+while [ $# -gt 0 ]; do
+  case $1 in
+    --bundle) bundle=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d'; exit 0 ;;
+    *) echo "gpu_check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+build=${GPU_CHECK_BUILD_DIR:-$ROOT/build-gpu}
+case $build in /*) ;; *) build=$ROOT/$build ;; esac
+out=${out:-$build/gpu-check}
+jobs=${GPU_CHECK_JOBS:-$(nproc)}
+budget=${GPU_CHECK_BUDGET_S:-480}
+steps=,${GPU_CHECK_STEPS:-configure,build,test,bench},
+work=$build/gpu-check-work
+mkdir -p "$out" "$work/logs" || exit 2
+: > "$work/steps.tsv"
+: > "$work/notes.txt"
+
+say() { printf '[gpu_check %3ds] %s\n' $((SECONDS - T0)) "$*" | tee -a "$work/logs/gpu_check.log" >&2; }
+note() { say "$*"; echo "$*" >> "$work/notes.txt"; }
+remaining() { echo $((budget - (SECONDS - T0))); }
+scaled() { echo $(($1 * budget / 480)); }  # a step's cap, sized for the default 480 s budget
+wants() { case $steps in *,$1,*) return 0 ;; esac; return 1; }
+
+# Loud stop for a missing dependency: what is missing and how the Dockerfile provides it.
+missing() {
+  say "MISSING DEPENDENCY: $1"
+  say "  the Dockerfile provides it: $2"
+  echo "missing	$1	$2" >> "$work/steps.tsv"
+  finish 2
+}
+
+# step NAME CAP_SECONDS COMMAND...: runs COMMAND time-boxed (the cap, or what is left of the budget),
+# logs to logs/NAME.log, records status and seconds; returns the command's status.
+step() {
+  local name=$1 cap=$2 left rc start status
+  shift 2
+  left=$(remaining)
+  [ "$cap" -gt "$left" ] && cap=$left
+  if [ "$cap" -lt 5 ]; then
+    say "$name: SKIPPED, the ${budget}s budget is spent"
+    printf '%s\tskipped\t0\t0\n' "$name" >> "$work/steps.tsv"
+    return 124
+  fi
+  say "$name: running (limit ${cap}s): $*"
+  start=$SECONDS
+  timeout --kill-after=15 "$cap" "$@" > "$work/logs/$name.log" 2>&1
+  rc=$?
+  case $rc in
+    0) status=ok ;;
+    124|137) status=timeout ;;
+    *) status=failed ;;
+  esac
+  printf '%s\t%s\t%s\t%s\n' "$name" "$status" "$rc" $((SECONDS - start)) >> "$work/steps.tsv"
+  say "$name: $status (rc $rc, $((SECONDS - start))s)"
+  if [ $rc -ne 0 ]; then
+    tail -n 40 "$work/logs/$name.log" | sed 's/^/    /' >&2
+  fi
+  return $rc
+}
+
+# Writes gpu_check.json and copies the logs to the output folder, then exits.
+finish() {
+  local code=$1
+  [ "$code" = 0 ] && grep -qP '\t(failed|timeout|skipped)\t' "$work/steps.tsv" && code=1
+  [ "$code" = 0 ] && [ "${mode:-}" = cpu ] && [ "${GPU_CHECK_ALLOW_CPU:-0}" != 1 ] && code=3
+  {
+    for f in "$work"/logs/*.log; do
+      [ "$(basename "$f")" = gpu_check.log ] && continue
+      echo "===== $(basename "$f")"
+      if [ "$(wc -l < "$f")" -gt 300 ]; then echo "(last 300 lines)"; tail -n 300 "$f"; else cat "$f"; fi
+    done
+  } > "$work/steps_combined.log"
+  cat "$work/logs/gpu_check.log" "$work/steps_combined.log" > "$out/gpu_check.log" 2>/dev/null
+  [ -f "$work/logs/ctest.log" ] && cp "$work/logs/ctest.log" "$out/ctest.log"
+  for b in bench_interval bench_abba; do
+    [ -f "$work/logs/$b.log" ] && cp "$work/logs/$b.log" "$out/$b.log"
+  done
+  "${PY:-python3}" - "$work" "$out" "$code" "${mode:-unknown}" "$((SECONDS - T0))" "$budget" <<'EOF' || true
+import json, os, re, subprocess, sys
+work, out, code, mode, seconds, budget = sys.argv[1:7]
+def read(p):
+    try:
+        return open(p).read()
+    except OSError:
+        return ""
+steps = []
+for line in read(os.path.join(work, "steps.tsv")).splitlines():
+    f = line.split("\t")
+    if f[0] == "missing":
+        steps.append({"name": "dependency", "status": "missing", "what": f[1], "dockerfile": f[2]})
+    else:
+        steps.append({"name": f[0], "status": f[1], "rc": int(f[2]), "seconds": int(f[3])})
+summary = {"exit_code": int(code), "mode": mode, "seconds": int(seconds), "budget_s": int(budget),
+           "steps": steps, "notes": read(os.path.join(work, "notes.txt")).splitlines()}
+env = {}
+for line in read(os.path.join(work, "env.txt")).splitlines():
+    if "=" in line:
+        k, v = line.split("=", 1)
+        env[k] = v
+summary["environment"] = env
+paths = {}
+for line in read(os.path.join(work, "cmake_paths.txt")).splitlines():
+    if "=" in line:
+        k, v = line.split("=", 1)
+        paths[k] = v
+summary["cmake_paths"] = paths
+m = re.search(r"(\d+)% tests passed, (\d+) tests failed out of (\d+)", read(os.path.join(work, "logs", "ctest.log")))
+if m:
+    summary["ctest"] = {"passed_percent": int(m.group(1)), "failed": int(m.group(2)), "total": int(m.group(3))}
+# The bench JSON schemas belong to `trainer bench`; keep them whole and lift the headline numbers.
+def headline(node, prefix="", acc=None):
+    acc = {} if acc is None else acc
+    if isinstance(node, dict):
+        for k, v in node.items():
+            headline(v, f"{prefix}{k}.", acc)
+    elif re.search(r"median|peak|verdict|reduction|range|min|max|mean", prefix, re.I):
+        if not isinstance(node, list) or (len(node) <= 10 and not any(isinstance(x, (dict, list)) for x in node)):
+            acc[prefix[:-1]] = node
+    return acc
+for b in ("bench_interval", "bench_abba"):
+    p = os.path.join(out, b + ".json")
+    if os.path.exists(p):
+        try:
+            summary[b] = headline(json.load(open(p)))
+        except ValueError as e:
+            summary[b] = {"error": f"{p} is not JSON: {e}"}
+json.dump(summary, open(os.path.join(out, "gpu_check.json"), "w"), indent=2)
+EOF
+  say "results in $out (exit $code)"
+  exit "$code"
+}
+
+# ---------------------------------------------------------------------------------- preflight ---
+command -v timeout >/dev/null || { echo "gpu_check: 'timeout' (coreutils) is missing" >&2; exit 2; }
+for t in cmake ninja; do
+  command -v $t >/dev/null || missing "$t" "the build stage installs it with apt-get (cmake, ninja-build)"
+done
+CXX=${CXX:-$(command -v c++ || command -v g++ || true)}
+[ -n "$CXX" ] || missing "a C++17 compiler (c++/g++)" "the CUDA devel base image plus apt-get build-essential"
+export CXX
+
+PY=
+torch_info=
+for cand in ${GPU_CHECK_PYTHON:-} "$HOME/.cache/trainer/venv/bin/python" python3 python; do
+  command -v "$cand" >/dev/null 2>&1 || continue
+  torch_info=$("$cand" -c '
+import os, torch
+print(torch.utils.cmake_prefix_path, os.path.dirname(os.path.dirname(torch.__file__)), torch.__version__,
+      torch.version.cuda or "none", torch.cuda.device_count() if torch.cuda.is_available() else 0)' 2>/dev/null) &&
+    { PY=$(command -v "$cand"); break; }
+done
+[ -n "$PY" ] || missing "Python with torch (LibTorch comes from torch.utils.cmake_prefix_path)" \
+                       "pip install torch==2.11.0 into /opt/venv (CUDA 13.0 wheel)"
+read -r torch_cmake torch_site torch_version torch_cuda torch_gpus <<< "$torch_info"
+gpu_name=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -n1)
+
+mode=gpu
+if [ "${torch_gpus:-0}" = 0 ] || [ -z "$gpu_name" ]; then
+  mode=cpu
+  if [ "${GPU_CHECK_ALLOW_CPU:-0}" = 1 ]; then
+    note "no GPU visible (nvidia-smi: '${gpu_name:-none}', torch GPUs: ${torch_gpus:-0}): CPU fallback with tiny settings"
+  else
+    note "WARNING: NO GPU VISIBLE (nvidia-smi: '${gpu_name:-none}', torch GPUs: ${torch_gpus:-0}). Running the CPU fallback; this run is NOT a GPU check and exits 3 (set GPU_CHECK_ALLOW_CPU=1 to accept it)"
+  fi
+fi
+cuda=OFF
+if [ $mode = gpu ] || [ "${GPU_CHECK_CUDA_BUILD:-0}" = 1 ]; then
+  cuda=ON
+  [ "$torch_cuda" != none ] || missing "a CUDA build of torch (found $torch_version)" "pip install torch==2.11.0 (the PyPI wheel is CUDA 13.0)"
+  NVCC=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
+  [ -n "$NVCC" ] || missing "nvcc (CUDA toolkit 13.0, needed at configure time by find_package(Torch))" \
+                            "the base image nvidia/cuda:13.0.0-devel-ubuntu24.04"
+fi
+
+# -------------------------------------------------------------------------------------- bundle ---
+cmake_args=(-G Ninja "-DTRAINER_CUDA=$cuda" -DTRAINER_WERROR=OFF -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$torch_cmake")
+# shellcheck disable=SC2206
+cmake_args+=(${GPU_CHECK_CMAKE_ARGS:-})
+bundle_prefix=
+if [ -n "$bundle" ]; then
+  if [ -f "$bundle" ]; then
+    say "unpacking bundle $bundle"
+    rm -rf "$work/bundle" && mkdir -p "$work/bundle" && tar -C "$work/bundle" -xzf "$bundle" ||
+      missing "a readable bundle tarball ($bundle)" "scripts/make_gpu_bundle.sh makes it"
+    bundle=$work/bundle/trainer-gpu-bundle
+  fi
+  [ -f "$bundle/bundle.env" ] || missing "the bundle at '$bundle' (no bundle.env)" "scripts/make_gpu_bundle.sh makes it"
+  bundle=$(cd "$bundle" && pwd)
+  # shellcheck disable=SC1091
+  source "$bundle/bundle.env"
+  bundle_prefix=$bundle/prefix
+  glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
+  if [ -n "$glibc" ] && [ "$(printf '%s\n%s\n' "$TRAINER_BUNDLE_GLIBC_MIN" "$glibc" | sort -V | head -n1)" != "$TRAINER_BUNDLE_GLIBC_MIN" ]; then
+    missing "glibc >= $TRAINER_BUNDLE_GLIBC_MIN for the bundle (this machine has $glibc)" "the Ubuntu 24.04 base (glibc 2.39)"
+  fi
+  libstdcxx=$("$CXX" -print-file-name=libstdc++.so.6)
+  grep -q "GLIBCXX_$TRAINER_BUNDLE_GLIBCXX_MIN" "$(realpath "$libstdcxx")" 2>/dev/null ||
+    missing "libstdc++ with GLIBCXX_$TRAINER_BUNDLE_GLIBCXX_MIN for the bundle" "the Ubuntu 24.04 base (GCC 13)"
+  cuda_roots=
+  if [ $cuda = ON ]; then
+    cuda_home=$(cd "$(dirname "$NVCC")/.." && pwd)
+    cuda_roots=";$cuda_home;$(realpath "$cuda_home")"
+  fi
+  # Every find_package/find_library/find_path is re-rooted into the bundle; only LibTorch (and the
+  # CUDA toolkit) are allowed from outside, so nothing is silently taken from the system.
+  cmake_args+=(-DTRAINER_IMAGE_CODECS="$TRAINER_BUNDLE_CODECS"
+               -DCMAKE_LIBRARY_ARCHITECTURE="$TRAINER_BUNDLE_TRIPLET"
+               -DCMAKE_FIND_ROOT_PATH="$bundle_prefix;$torch_site$cuda_roots"
+               -DCMAKE_FIND_ROOT_PATH_MODE_PACKAGE=ONLY -DCMAKE_FIND_ROOT_PATH_MODE_LIBRARY=ONLY
+               -DCMAKE_FIND_ROOT_PATH_MODE_INCLUDE=ONLY -DCMAKE_FIND_ROOT_PATH_MODE_PROGRAM=NEVER)
+  export LD_LIBRARY_PATH=$bundle_prefix/usr/lib/$TRAINER_BUNDLE_TRIPLET${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  say "bundle: $bundle ($(sed -n 2p "$bundle/MANIFEST.txt"); codecs $TRAINER_BUNDLE_CODECS)"
+fi
+
+# ---------------------------------------------------------------------------------------- data ---
+export TRAINER_SHARED_DATA=${TRAINER_SHARED_DATA:-$(cd "$ROOT/.." && pwd)/shared/data}
+[ -n "$bundle_prefix" ] && [ -d "$bundle/data/coco128" ] && [ ! -d "$TRAINER_SHARED_DATA/coco128" ] &&
+  export TRAINER_SHARED_DATA=$bundle/data
+coco_root=${COCO_ROOT:-/data/coco}
+data_override=()
+if [ -n "${GPU_CHECK_DATA:-}" ]; then
+  data_override=(data="$GPU_CHECK_DATA")
+elif [ $mode = gpu ] && [ -d "$coco_root/images/val2017" ]; then
+  data_override=()  # the bench config's own COCO val2017 subset
+elif [ -d "$TRAINER_SHARED_DATA/coco128" ]; then
+  data_override=(data="$ROOT/configs/data/coco128.yaml")
+else
+  [ $mode = gpu ] && note "no dataset: neither $coco_root/images/val2017 nor $TRAINER_SHARED_DATA/coco128 (make the bundle with --with-data)"
+fi
+
+{
+  echo "mode=$mode"
+  echo "gpu=${gpu_name:-none}"
+  echo "torch=$torch_version (CUDA $torch_cuda) at $torch_site"
+  echo "python=$PY"
+  echo "nvcc=$([ -n "${NVCC:-}" ] && "$NVCC" --version | tail -n1)"
+  echo "compiler=$("$CXX" --version | head -n1)"
+  echo "cmake=$(cmake --version | head -n1)"
+  echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') x $(nproc)"
+  echo "git=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo '-dirty')"
+  echo "bundle=${bundle:-none}"
+  echo "shared_data=$TRAINER_SHARED_DATA"
+  echo "bench_data=${data_override[*]:-config default}"
+} > "$work/env.txt"
+sed 's/^/  /' "$work/env.txt" >&2
+
+# ------------------------------------------------------------------------------- build and test ---
+if wants configure; then
+  rm -f "$build/CMakeCache.txt"
+  if ! step configure "$(scaled 120)" cmake -S "$ROOT" -B "$build" "${cmake_args[@]}"; then
+    # Name the package CMake could not find, and where it comes from.
+    pkg=$(grep -oE 'by "[A-Za-z0-9_-]+"|Could NOT find [A-Za-z0-9_]+|needs TurboJPEG and libpng' "$work/logs/configure.log" | head -n1)
+    [ -n "$pkg" ] && missing "$pkg (see logs/configure.log)" \
+      "the build stage's apt-get line (libopencv-dev libyaml-cpp-dev libspdlog-dev libcli11-dev doctest-dev nlohmann-json3-dev libturbojpeg0-dev libpng-dev); without a registry: --bundle"
+    finish 1
+  fi
+  # Which paths CMake used for each dependency (in a bundle run all but LibTorch/CUDA are inside it).
+  grep -E '^(OpenCV|yaml-cpp|spdlog|fmt|CLI11|nlohmann_json|doctest|PNG|ZLIB|TRAINER_TURBOJPEG|TRAINER_TORCH|TRAINER_C10|Torch|Caffe2|CUDAToolkit)_[A-Za-z_]*(DIR|LIB|LIBRARY|LIBRARY_RELEASE|INCLUDE_DIR)(:[A-Z]+)?=' \
+      "$build/CMakeCache.txt" | sed 's/:[A-Z]*=/=/' > "$work/cmake_paths.txt"
+  say "dependency paths from CMakeCache.txt:"
+  sed 's/^/    /' "$work/cmake_paths.txt" | tee -a "$work/logs/gpu_check.log" >&2
+  if [ -n "$bundle_prefix" ]; then
+    outside=$(grep -vE "^(Torch|Caffe2|CUDAToolkit|TRAINER_TORCH|TRAINER_C10)_" "$work/cmake_paths.txt" | grep -v "=$bundle_prefix" || true)
+    [ -z "$outside" ] || { note "found outside the bundle: $outside"; finish 1; }
+  fi
+fi
+if wants build; then
+  step build "$(scaled 300)" cmake --build "$build" -j "$jobs" || finish 1
+  if [ -n "$bundle_prefix" ]; then
+    # Provenance: headers of the bundled libraries read from the system, and libraries loaded from
+    # outside the bundle/LibTorch/the base system. Both should be empty.
+    sys_headers=$(ninja -C "$build" -t deps 2>/dev/null | grep -E '^ +/usr/(local/)?include/(opencv4|spdlog|fmt|yaml-cpp|nlohmann|CLI|doctest|libpng|png|turbojpeg|zlib|zconf)' | sort -u | head -n 5)
+    foreign=$(ldd "$build/app/trainer" 2>/dev/null | awk '$3 ~ /^\// {print $3}' |
+              grep -vE "^($bundle_prefix|$torch_site|/usr/local/cuda)" |
+              grep -vE '/(libc|libm|libmvec|libpthread|libdl|librt|libstdc\+\+|libgcc_s|ld-linux-x86-64|libcuda|libnvidia-[a-z]*)\.so' | head -n 5)
+    note "provenance: system headers of bundled libraries used: ${sys_headers:-none}; libraries from outside the bundle: ${foreign:-none}"
+  fi
+fi
+if wants test; then
+  step ctest "$(scaled 150)" ctest --test-dir "$build" -j "$jobs" --output-on-failure --timeout 120 --no-tests=error
+fi
+
+# -------------------------------------------------------------------------------------- benches ---
+trainer=$build/app/trainer
+if wants bench; then
+  [ -x "$trainer" ] || { note "no $trainer to benchmark"; finish 1; }
+  if ! "$trainer" bench interval --help > "$work/logs/bench_help.log" 2>&1 ||
+     ! "$trainer" bench abba --help >> "$work/logs/bench_help.log" 2>&1; then
+    note "MISSING COMMAND: 'trainer bench interval' / 'trainer bench abba' (issue 8) are not in this build; see logs/bench_help.log"
+    printf 'bench\tfailed\t127\t0\n' >> "$work/steps.tsv"
+    finish 1
+  fi
+  help=$(cat "$work/logs/bench_help.log")
+  # `trainer bench` prints its JSON on standard output; a `--json FILE` option is used if it has one.
+  json_flag=
+  grep -qE '(^|[ ,])--json([ ,=]|$)' <<< "$help" && json_flag=--json
+  count_flags=()
+  if [ $mode = cpu ]; then
+    grep -q -- '--warmup' <<< "$help" && count_flags+=(--warmup 3)
+    grep -q -- '--measure' <<< "$help" && count_flags+=(--measure 6)
+  fi
+  config=${GPU_CHECK_BENCH_CONFIG:-$ROOT/configs/bench/l4_short_fit.yaml}
+  [ -f "$config" ] || { note "MISSING FILE: $config (issue 8)"; printf 'bench\tfailed\t2\t0\n' >> "$work/steps.tsv"; finish 1; }
+  if [ $mode = gpu ]; then
+    overrides=(device=0 model=yolo26n batch=4 imgsz=640 precision=bf16 "${data_override[@]}")
+  else
+    overrides=(device=cpu model=yolo26n batch=2 imgsz=160 precision=fp32 workers=1 "${data_override[@]}")
+  fi
+  run_bench() {  # NAME ARGS...: runs trainer bench, writing NAME.json in the output folder
+    local name=$1 json=$out/$1.json
+    shift
+    rm -f "$json"
+    if [ -n "$json_flag" ]; then
+      step "$name" "$cap" "$trainer" bench "$@" "$json_flag" "$json"
+    else
+      step "$name" "$cap" bash -c '"$@" > "$0"' "$json" "$trainer" bench "$@"
+    fi
+  }
+  cap=$(scaled 150)
+  interval_start=$SECONDS
+  run_bench bench_interval interval "$config" "${overrides[@]}" "${count_flags[@]}"
+  interval_s=$((SECONDS - interval_start))
+  pairs=${GPU_CHECK_ABBA_PAIRS:-$([ $mode = gpu ] && echo 5 || echo 1)}
+  # One arm costs about one interval run; keep the ABBA inside what is left of the budget.
+  fit=$(( ($(remaining) - 20) / (2 * (interval_s > 0 ? interval_s : 1)) ))
+  if [ "$fit" -lt "$pairs" ]; then
+    [ "$fit" -lt 1 ] && fit=1
+    note "ABBA pairs reduced from $pairs to $fit to fit the ${budget}s budget (one arm ~${interval_s}s)"
+    pairs=$fit
+  fi
+  cap=$(remaining)
+  run_bench bench_abba abba "$config" "${overrides[@]}" "${count_flags[@]}" \
+    --baseline optimizer_impl=scalar --candidate optimizer_impl=padded --pairs "$pairs"
+fi
+finish 0

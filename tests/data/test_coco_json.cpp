@@ -1,0 +1,78 @@
+// COCO json reader: fields, the 91<->80 map, and each bad-input message.
+#include <doctest/doctest.h>
+
+#include "core/error.h"
+#include "data/coco_json.h"
+#include "test_support.h"
+
+using trainer::data::parse_coco_json;
+
+namespace {
+const char* kSmall = R"({
+  "images": [{"id": 7, "file_name": "a.jpg", "width": 640, "height": 480}],
+  "categories": [{"id": 1, "name": "person"}, {"id": 90, "name": "toothbrush"}],
+  "annotations": [
+    {"id": 1, "image_id": 7, "category_id": 1, "bbox": [10, 20, 30, 40], "area": 900.5, "iscrowd": 0},
+    {"id": 2, "image_id": 7, "category_id": 90, "bbox": [0, 0, 5, 5], "iscrowd": 1}
+  ]})";
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_coco_json(text, "x.json");
+  } catch (const trainer::core::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("coco json: fields are read as stored") {
+  auto coco = parse_coco_json(kSmall, "small.json");
+  REQUIRE(coco.images.size() == 1);
+  CHECK(coco.images[0].id == 7);
+  CHECK(coco.images[0].width == 640);
+  REQUIRE(coco.annotations.size() == 2);
+  CHECK(coco.annotations[0].bbox[3] == 40.0);
+  CHECK(coco.annotations[0].area == 900.5);
+  CHECK_FALSE(coco.annotations[0].iscrowd);
+  CHECK(coco.annotations[1].iscrowd);
+  CHECK(coco.annotations[1].area == 25.0);  // no "area": w*h = 5*5
+  CHECK(coco.categories[1].name == "toothbrush");
+}
+
+TEST_CASE("coco json: the 91 to 80 category map and its inverse") {
+  const auto& ids = trainer::data::coco80_to_coco91();
+  CHECK(ids[0] == 1);
+  CHECK(ids[11] == 13);  // 12 is skipped
+  CHECK(ids[79] == 90);
+  for (int c = 0; c < 80; ++c) CHECK(trainer::data::coco91_to_coco80(ids[c]) == c);
+  CHECK(trainer::data::coco91_to_coco80(12) == -1);
+  CHECK(trainer::data::coco91_to_coco80(83) == -1);
+}
+
+TEST_CASE("coco json: bad input names the entry") {
+  CHECK(error_of("{").find("malformed json") != std::string::npos);
+  CHECK(error_of(R"({"images": [{"id": 1, "file_name": "a", "width": 1, "height": 1},
+                                {"id": 1, "file_name": "b", "width": 1, "height": 1}]})")
+            .find("duplicate image id 1") != std::string::npos);
+  CHECK(error_of(R"({"images": [], "annotations": [{"id": 3, "image_id": 5, "category_id": 1,
+                    "bbox": [0,0,1,1]}]})")
+            .find("annotation id 3: unknown image_id 5") != std::string::npos);
+  CHECK(error_of(R"({"images": [{"id": 1, "file_name": "a", "width": 1, "height": 1}],
+                    "annotations": [{"id": 3, "image_id": 1, "category_id": 1, "bbox": [0,0,-1,1]}]})")
+            .find("negative box size") != std::string::npos);
+  CHECK(error_of(R"({"images": [{"id": 1, "width": 1, "height": 1}]})")
+            .find("image id 1 has no \"file_name\"") != std::string::npos);
+  CHECK(error_of(R"({"images": [{"id": 1, "file_name": "a", "width": 1, "height": 1}],
+                    "categories": [{"id": 1}],
+                    "annotations": [{"id": 3, "image_id": 1, "category_id": 2, "bbox": [0,0,1,1]}]})")
+            .find("unknown category_id 2") != std::string::npos);
+}
+
+TEST_CASE("coco json: reads coco128's instances file") {
+  TRAINER_SKIP_IF_NO_SHARED_DATA(root, "coco128");
+  auto coco = trainer::data::read_coco_json(*root / "annotations/instances_train2017.json");
+  CHECK(coco.images.size() == 128);
+  CHECK(coco.categories.size() == 80);
+  CHECK(coco.annotations.size() > 900);
+}

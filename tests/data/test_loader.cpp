@@ -1,0 +1,300 @@
+// The loader: batch format, determinism for any worker count, epochs, close_mosaic, rect
+// validation geometry, sharding, buffer reuse, the device copy, and the batch plot.
+#include <doctest/doctest.h>
+
+#include <torch/torch.h>
+
+#include "data/batch_plot.h"
+#include "data/buffer_pool.h"
+#include "data/dataset.h"
+#include "data/loader.h"
+#include "data_test_util.h"
+
+namespace fs = std::filesystem;
+using namespace trainer::data;
+using trainer::test::TempDir;
+
+namespace {
+
+// n images of varying shapes, each with one or two boxes.
+DatasetIndex make_index(const fs::path& dir, int n) {
+  DatasetIndex index;
+  index.names = {"a", "b", "c"};
+  for (int i = 0; i < n; ++i) {
+    const int h = 40 + 13 * (i % 4), w = 50 + 17 * (i % 3);
+    ImageLabels item;
+    item.image = dir / ("im" + std::to_string(i) + ".png");
+    trainer::test::write_image(item.image, trainer::test::pattern_image(h, w, i));
+    item.width = w;
+    item.height = h;
+    item.classes = {i % 3};
+    item.boxes = {{0.5f, 0.5f, 0.4f, 0.6f}};
+    if (i % 2) {
+      item.classes.push_back((i + 1) % 3);
+      item.boxes.push_back({0.25f, 0.3f, 0.3f, 0.2f});
+    }
+    index.items.push_back(item);
+  }
+  return index;
+}
+
+LoaderOptions train_options(int workers) {
+  LoaderOptions o;
+  o.imgsz = 64;
+  o.batch = 3;
+  o.workers = workers;
+  o.seed = 5;
+  o.show_progress = false;
+  o.augment_settings.degrees = 10;  // exercise every branch of the affine
+  o.augment_settings.shear = 2;
+  o.augment_settings.perspective = 0.0005;
+  o.augment_settings.mixup = 0.5;
+  o.augment_settings.flipud = 0.5;
+  return o;
+}
+
+std::vector<Batch> epoch(Loader& loader, int e, bool mosaic = true) {
+  loader.start_epoch(e, mosaic);
+  std::vector<Batch> out;
+  while (auto b = loader.next()) {
+    Batch copy = *b;
+    copy.images = b->images.clone();  // the loader reuses its buffers
+    out.push_back(copy);
+  }
+  return out;
+}
+
+bool same(const std::vector<Batch>& a, const std::vector<Batch>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!torch::equal(a[i].images, b[i].images) || !torch::equal(a[i].labels, b[i].labels) ||
+        a[i].dataset_indices != b[i].dataset_indices) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("loader: batch format") {
+  TempDir dir;
+  const DatasetIndex index = make_index(dir.path(), 7);
+  Loader loader(index, train_options(1));
+  CHECK(loader.batches_per_epoch() == 3);  // ceil(7 / 3)
+  const auto batches = epoch(loader, 0);
+  REQUIRE(batches.size() == 3);
+  CHECK(batches[0].images.sizes() == torch::IntArrayRef({3, 3, 64, 64}));
+  CHECK(batches[2].images.size(0) == 1);
+  CHECK(batches[0].images.dtype() == torch::kUInt8);
+  std::set<int64_t> seen;
+  for (const auto& b : batches) {
+    CHECK(b.labels.dim() == 2);
+    CHECK(b.labels.size(1) == 6);
+    CHECK(b.labels.dtype() == torch::kFloat32);
+    CHECK(b.files.size() == static_cast<size_t>(b.images.size(0)));
+    if (b.labels.size(0) > 0) {
+      CHECK(b.labels.select(1, 0).max().item<float>() < b.images.size(0));
+      CHECK(b.labels.select(1, 1).max().item<float>() <= 2);
+      CHECK(b.labels.slice(1, 2).min().item<float>() >= 0);
+      CHECK(b.labels.slice(1, 2).max().item<float>() <= 1);
+    }
+    for (auto i : b.dataset_indices) seen.insert(i);
+  }
+  CHECK(seen.size() == 7);  // every image once per epoch
+}
+
+TEST_CASE("loader: the same seed gives the same batches with 0, 1 or 2 workers") {
+  TempDir dir;
+  const DatasetIndex index = make_index(dir.path(), 8);
+  Loader l0(index, train_options(0)), l1(index, train_options(1)), l2(index, train_options(2));
+  const auto a = epoch(l0, 3), b = epoch(l1, 3), c = epoch(l2, 3);
+  CHECK(same(a, b));
+  CHECK(same(a, c));
+  CHECK(same(a, epoch(l0, 3)));        // rerun (a resume) is identical
+  CHECK_FALSE(same(a, epoch(l0, 4)));  // another epoch differs
+  auto other = train_options(2);
+  other.seed = 6;
+  Loader l3(index, other);
+  CHECK_FALSE(same(a, epoch(l3, 3)));  // another seed differs
+  // With the RAM cache the pixels are the same as decoding each time.
+  auto cached = train_options(2);
+  cached.cache_ram = true;
+  Loader l4(index, cached);
+  CHECK(l4.cached());
+  CHECK(same(a, epoch(l4, 3)));
+}
+
+TEST_CASE("loader: close_mosaic letterboxes single images instead") {
+  TempDir dir;
+  const DatasetIndex index = make_index(dir.path(), 4);
+  auto o = train_options(1);
+  o.augment_settings = trainer::core::AugmentConfig{};
+  o.augment_settings.translate = 0;
+  o.augment_settings.scale = 0;
+  o.augment_settings.hsv_h = o.augment_settings.hsv_s = o.augment_settings.hsv_v = 0;
+  o.augment_settings.fliplr = 0;
+  o.shuffle = false;
+  o.batch = 4;
+  Loader loader(index, o);
+  const auto b = epoch(loader, 0, /*mosaic=*/false);
+  // Image 0 is 40x50 -> long side 64: 64 x ceil(51.2) = 52 high; letterboxed into 64x64 with
+  // r = 1, top = round(6 - 0.1) = 6; its box (0.5, 0.5, 0.4, 0.6) keeps its centre (0.5, 0.5) and
+  // spans 0.4 * 64 = 25.6 px wide, 0.6 * 52 = 31.2 px high -> normalised h 31.2 / 64.
+  REQUIRE(b.size() == 1);
+  const auto labels = b[0].labels;
+  REQUIRE(labels.size(0) >= 1);
+  CHECK(labels[0][0].item<float>() == 0);
+  CHECK(labels[0][2].item<float>() == doctest::Approx(0.5).epsilon(1e-5));
+  CHECK(labels[0][3].item<float>() == doctest::Approx(0.5).epsilon(1e-5));
+  CHECK(labels[0][4].item<float>() == doctest::Approx(0.4).epsilon(1e-5));
+  CHECK(labels[0][5].item<float>() == doctest::Approx(31.2 / 64).epsilon(1e-5));
+  CHECK(b[0].images[0][0][0][0].item<uint8_t>() == 114);  // top padding row
+}
+
+TEST_CASE("loader: rect validation batches and their geometry") {
+  TempDir dir;
+  DatasetIndex index;
+  index.names = {"a"};
+  const std::vector<std::array<int, 2>> sizes = {{200, 100}, {100, 200}, {100, 100}};  // h, w
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    ImageLabels item;
+    item.image = dir / ("v" + std::to_string(i) + ".png");
+    trainer::test::write_image(item.image, trainer::test::pattern_image(sizes[i][0], sizes[i][1]));
+    item.height = sizes[i][0];
+    item.width = sizes[i][1];
+    item.classes = {0};
+    item.boxes = {{0.5f, 0.5f, 0.5f, 0.5f}};
+    index.items.push_back(item);
+  }
+  LoaderOptions o;
+  o.imgsz = 64;
+  o.batch = 2;
+  o.workers = 2;
+  o.augment = false;
+  o.rect = true;
+  o.show_progress = false;
+  Loader loader(index, o);
+  loader.start_epoch(0);
+  auto b0 = loader.next();
+  auto b1 = loader.next();
+  CHECK_FALSE(loader.next());
+  REQUIRE(b0);
+  REQUIRE(b1);
+  // Sorted by h/w: 0.5 (image 1), 1 (image 2) | 2 (image 0). Shapes 96x96 and 96x64.
+  CHECK(b0->dataset_indices == std::vector<int64_t>{1, 2});
+  CHECK(b0->images.sizes() == torch::IntArrayRef({2, 3, 96, 96}));
+  CHECK(b1->images.sizes() == torch::IntArrayRef({1, 3, 96, 64}));
+  // Image 1 (100x200) -> long side 64: 64x32; letterboxed into 96x96 without upscaling:
+  // left = round(15.9) = 16, top = round(31.9) = 32; gain 32 / 100 = 0.32.
+  const ImageGeometry& g = b0->geometry[0];
+  CHECK(g.original_width == 200);
+  CHECK(g.original_height == 100);
+  CHECK(g.ratio == doctest::Approx(0.32));
+  CHECK(g.pad_x == 16);
+  CHECK(g.pad_y == 32);
+  // Its box: pixels (16, 8, 48, 24) on 64x32, + (16, 32) -> (32, 40, 64, 56) in 96x96.
+  const auto l = b0->labels[0];
+  CHECK(l[0].item<float>() == 0);
+  CHECK(l[2].item<float>() == doctest::Approx(48.0 / 96));
+  CHECK(l[3].item<float>() == doctest::Approx(48.0 / 96));
+  CHECK(l[4].item<float>() == doctest::Approx(32.0 / 96));
+  CHECK(l[5].item<float>() == doctest::Approx(16.0 / 96));
+  // Mapping back: (32 - 16) / 0.32 = 50 = 0.25 * 200, the box's left edge in the original.
+  CHECK((32 - g.pad_x) / g.ratio == doctest::Approx(50));
+}
+
+TEST_CASE("loader: sharding gives each rank every world_size-th sample") {
+  TempDir dir;
+  const DatasetIndex index = make_index(dir.path(), 5);
+  LoaderOptions o;
+  o.imgsz = 32;
+  o.batch = 2;
+  o.workers = 0;
+  o.augment = false;
+  o.show_progress = false;
+  o.world_size = 2;
+  std::vector<int64_t> got[2];
+  for (int rank = 0; rank < 2; ++rank) {
+    o.rank = rank;
+    Loader loader(index, o);
+    CHECK(loader.batches_per_epoch() == 2);  // ceil(5 / 2) = 3 samples -> 2 batches
+    loader.start_epoch(0);
+    while (auto b = loader.next()) {
+      got[rank].insert(got[rank].end(), b->dataset_indices.begin(), b->dataset_indices.end());
+    }
+  }
+  CHECK(got[0] == std::vector<int64_t>{0, 2, 4});
+  CHECK(got[1] == std::vector<int64_t>{1, 3, 0});  // padded by wrapping
+}
+
+TEST_CASE("loader: a worker's error reaches next() with the file name") {
+  TempDir dir;
+  DatasetIndex index = make_index(dir.path(), 4);
+  fs::remove(index.items[2].image);
+  auto o = train_options(2);
+  o.shuffle = false;
+  o.augment_settings.mosaic = 0;
+  Loader loader(index, o);
+  loader.start_epoch(0);
+  bool thrown = false;
+  try {
+    while (loader.next()) {
+    }
+  } catch (const std::exception& e) {
+    thrown = std::string(e.what()).find("im2.png: cannot decode image") != std::string::npos;
+  }
+  CHECK(thrown);
+}
+
+TEST_CASE("loader: the mosaic partner window is min(n, 8 batch, 1000)") {
+  TempDir dir;
+  const DatasetIndex index = make_index(dir.path(), 5);
+  auto o = train_options(0);
+  CHECK(Loader(index, o).partner_window() == 5);
+  o.batch = 1;
+  CHECK(Loader(index, o).partner_window() == 5);
+}
+
+TEST_CASE("buffer pool: a buffer is reused only after it is released") {
+  BufferPool pool(false);
+  torch::Tensor a = pool.acquire(2, 4, 4);
+  const void* pa = a.data_ptr();
+  torch::Tensor b = pool.acquire(2, 4, 4);
+  CHECK(b.data_ptr() != pa);
+  torch::Tensor view = a.permute({0, 3, 1, 2});
+  a = torch::Tensor();
+  torch::Tensor c = pool.acquire(1, 4, 4);  // `view` still holds the first buffer
+  CHECK(c.data_ptr() != pa);
+  view = torch::Tensor();
+  torch::Tensor d = pool.acquire(2, 4, 4);
+  CHECK(d.data_ptr() == pa);
+  CHECK(pool.slots() == 3);
+}
+
+TEST_CASE("images_to_device: float in [0, 1], contiguous NCHW, RGB order kept") {
+  torch::Tensor nhwc = torch::zeros({1, 2, 2, 3}, torch::kUInt8);
+  nhwc.index_put_({0, 0, 1, 0}, 255);  // R at (y 0, x 1)
+  nhwc.index_put_({0, 1, 0, 2}, 51);   // B at (y 1, x 0)
+  const torch::Tensor out =
+      images_to_device(nhwc.permute({0, 3, 1, 2}), torch::Device(torch::kCPU), torch::kFloat32);
+  CHECK(out.is_contiguous());
+  CHECK(out.sizes() == torch::IntArrayRef({1, 3, 2, 2}));
+  CHECK(out[0][0][0][1].item<float>() == 1.0f);
+  CHECK(out[0][2][1][0].item<float>() == doctest::Approx(0.2));
+  CHECK(out.sum().item<float>() == doctest::Approx(1.2));
+}
+
+TEST_CASE("batch plot: one tile per image, written as a JPEG") {
+  TempDir dir;
+  const DatasetIndex index = make_index(dir.path(), 5);
+  Loader loader(index, train_options(1));
+  loader.start_epoch(0);
+  const auto batch = loader.next();
+  REQUIRE(batch);
+  const cv::Mat canvas = plot_batch(*batch, index.names);
+  CHECK(canvas.rows == 2 * 64);  // 3 images -> a 2x2 grid of 64 px tiles
+  CHECK(canvas.cols == 2 * 64);
+  save_batch_plot(*batch, index.names, dir / "train_batch0.jpg");
+  CHECK(fs::file_size(dir / "train_batch0.jpg") > 1000);
+}

@@ -1,0 +1,80 @@
+// YOLO label parsing and the image/label path rules, with every bad-line message.
+#include <doctest/doctest.h>
+
+#include "data/image_files.h"
+#include "data/yolo_labels.h"
+
+using doctest::Approx;
+using trainer::data::parse_yolo_labels;
+
+TEST_CASE("yolo labels: boxes and classes as written") {
+  auto p = parse_yolo_labels("45 0.479492 0.688771 0.955609 0.5955\n\n  3 0.1 0.2 0.3 0.4  \n",
+                             "a.txt", 80);
+  CHECK_FALSE(p.error);
+  REQUIRE(p.boxes.size() == 2);
+  CHECK(p.classes[0] == 45);
+  CHECK(p.boxes[0][0] == Approx(0.479492));
+  CHECK(p.boxes[0][3] == Approx(0.5955));
+  CHECK(p.classes[1] == 3);
+  CHECK(p.boxes[1][2] == Approx(0.3));
+}
+
+TEST_CASE("yolo labels: duplicates removed, polygons boxed, small negatives clipped") {
+  auto p =
+      parse_yolo_labels("1 0.5 0.5 0.2 0.2\n1 0.5 0.5 0.2 0.2\n2 0.5 0.5 0.2 0.2\n", "d.txt", 3);
+  CHECK(p.duplicates == 1);
+  CHECK(p.boxes.size() == 2);
+  // Polygon (0.1, 0.2) (0.5, 0.2) (0.3, 0.6): box x 0.1..0.5, y 0.2..0.6 -> (0.3, 0.4, 0.4, 0.4).
+  p = parse_yolo_labels("0 0.1 0.2 0.5 0.2 0.3 0.6\n", "poly.txt", 1);
+  REQUIRE(p.boxes.size() == 1);
+  CHECK(p.boxes[0][0] == Approx(0.3));
+  CHECK(p.boxes[0][1] == Approx(0.4));
+  CHECK(p.boxes[0][2] == Approx(0.4));
+  CHECK(p.boxes[0][3] == Approx(0.4));
+  p = parse_yolo_labels("0 -0.005 0.5 0.2 0.2\n", "neg.txt", 1);
+  CHECK_FALSE(p.error);
+  CHECK(p.boxes[0][0] == 0.0f);
+  // Keypoints (kpt_shape [2, 3] = 6 values) after the box.
+  p = parse_yolo_labels("0 0.5 0.5 0.2 0.2 0.1 0.1 2 0.2 0.2 1\n", "kpt.txt", 1, 6);
+  CHECK_FALSE(p.error);
+  CHECK(p.boxes[0][3] == Approx(0.2));
+}
+
+TEST_CASE("yolo labels: each bad line names file and line") {
+  auto err = [](const std::string& text, int nc = 80) {
+    auto p = parse_yolo_labels(text, "lbl.txt", nc);
+    CHECK(p.boxes.empty());
+    return p.error.value_or("");
+  };
+  CHECK(err("0 0.5 0.5 0.2 0.2\n0 0.5 0.5 0.2\n") ==
+        "lbl.txt:2: expected 5 values (class cx cy w h), got 4");
+  CHECK(err("0 0.5 abc 0.2 0.2\n") == "lbl.txt:1: value 3 is not a number: 'abc'");
+  CHECK(err("0 0.5 1.5 0.2 0.2\n") ==
+        "lbl.txt:1: coordinate 1.5 is outside [0, 1] (not normalised?)");
+  CHECK(err("0 0.5 -0.2 0.2 0.2\n") ==
+        "lbl.txt:1: coordinate -0.2 is outside [0, 1] (not normalised?)");
+  CHECK(err("80 0.5 0.5 0.2 0.2\n") ==
+        "lbl.txt:1: class 80 exceeds the dataset's 80 classes (0..79)");
+  CHECK(err("-1 0.5 0.5 0.2 0.2\n") == "lbl.txt:1: class '-1' is not a non-negative integer");
+  CHECK(err("1.5 0.5 0.5 0.2 0.2\n") == "lbl.txt:1: class '1.5' is not a non-negative integer");
+  CHECK(err("0 0.5 nan 0.2 0.2\n") == "lbl.txt:1: value 3 is not a number: 'nan'");
+  CHECK(err("0 0.5 0.5 0.2 0.2 0.1\n") == "lbl.txt:1: expected 5 values (class cx cy w h), got 6");
+}
+
+TEST_CASE("yolo labels: an empty file has no boxes and no error") {
+  auto p = parse_yolo_labels("", "e.txt", 80);
+  CHECK_FALSE(p.error);
+  CHECK(p.boxes.empty());
+  p = parse_yolo_labels("\n \n", "e.txt", 80);
+  CHECK_FALSE(p.error);
+}
+
+TEST_CASE("image files: the images -> labels rule replaces the last /images/") {
+  using trainer::data::label_path_for_image;
+  CHECK(label_path_for_image("/d/coco/images/train2017/0001.jpg") ==
+        "/d/coco/labels/train2017/0001.txt");
+  CHECK(label_path_for_image("/images/x/images/a.b.png") == "/images/x/labels/a.b.txt");
+  CHECK(label_path_for_image("/data/pics/a.jpg") == "/data/pics/a.txt");
+  CHECK(trainer::data::has_image_suffix("A.JPG"));
+  CHECK_FALSE(trainer::data::has_image_suffix("a.txt"));
+}

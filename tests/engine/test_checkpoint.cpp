@@ -1,0 +1,132 @@
+// Checkpoints: round trip, atomic replacement, and clear errors for broken or foreign files.
+#include <doctest/doctest.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/torch.h>
+
+#include <csignal>
+#include <fstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "engine/checkpoint.h"
+#include "test_support.h"
+
+using namespace trainer::engine;
+
+namespace {
+
+Checkpoint sample(double scale) {
+  Checkpoint c;
+  c.config_yaml = "model: yolo26n\nepochs: 3\n";
+  c.epoch = 1;
+  c.iteration = 42;
+  c.last_opt_step = 40;
+  c.best_fitness = 0.25 * scale;
+  c.best_epoch = 1;
+  c.loss_updates = 2;
+  c.optimizer_name = "MuSGD";
+  c.model["model.0.conv.weight"] = torch::arange(24, torch::kFloat).reshape({2, 3, 2, 2}) * scale;
+  c.model["model.0.bn.num_batches_tracked"] = torch::tensor(int64_t{7});
+  c.ema["ema.model.0.conv.weight"] = torch::ones({2, 3, 2, 2});
+  c.ema["ema.updates"] = torch::tensor(int64_t{40});
+  c.optimizer["g0.p0.muon_momentum"] = torch::full({2, 2}, 0.5 * scale, torch::kFloat64);
+  c.rng_cpu = at::detail::getDefaultCPUGenerator().get_state();
+  c.date = "2026-11-29T12:00:00";
+  return c;
+}
+
+bool equal_maps(const TensorMap& a, const TensorMap& b) {
+  if (a.size() != b.size()) return false;
+  for (const auto& [k, v] : a) {
+    auto it = b.find(k);
+    if (it == b.end() || !torch::equal(v, it->second) || v.dtype() != it->second.dtype()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint: every field survives a round trip bit for bit") {
+  trainer::test::TempDir dir;
+  const auto file = dir.path() / "weights" / "last.ckpt";
+  const Checkpoint written = sample(1.0);
+  save_checkpoint(written, file);
+  const Checkpoint read = load_checkpoint(file);
+  CHECK(read.config_yaml == written.config_yaml);
+  CHECK(read.epoch == 1);
+  CHECK(read.iteration == 42);
+  CHECK(read.last_opt_step == 40);
+  CHECK(read.best_fitness == 0.25);
+  CHECK(read.best_epoch == 1);
+  CHECK(read.loss_updates == 2);
+  CHECK(read.optimizer_name == "MuSGD");
+  CHECK(equal_maps(read.model, written.model));
+  CHECK(equal_maps(read.ema, written.ema));
+  CHECK(equal_maps(read.optimizer, written.optimizer));
+  CHECK(torch::equal(read.rng_cpu, written.rng_cpu));
+  CHECK_FALSE(read.rng_cuda.defined());
+  CHECK(read.date == written.date);
+}
+
+TEST_CASE("checkpoint: a truncated file gets a clear error and the previous one still loads") {
+  trainer::test::TempDir dir;
+  const auto good = dir.path() / "last.ckpt";
+  save_checkpoint(sample(1.0), good);
+  // A write that died half-way: only the first half of a newer checkpoint reached the disk. With
+  // atomic writes it can only ever exist under a temporary name, never under the real one.
+  const auto broken = dir.path() / "broken.ckpt";
+  save_checkpoint(sample(2.0), broken);
+  const auto size = std::filesystem::file_size(broken);
+  std::filesystem::resize_file(broken, size / 2);
+  std::string message;
+  try {
+    load_checkpoint(broken);
+  } catch (const trainer::core::InputError& e) {
+    message = e.what();
+  }
+  CHECK(message.find("broken.ckpt: not a readable checkpoint (truncated") != std::string::npos);
+  CHECK(load_checkpoint(good).best_fitness == 0.25);
+}
+
+TEST_CASE("checkpoint: a kill during the write leaves the previous checkpoint intact") {
+  trainer::test::TempDir dir;
+  const auto file = dir.path() / "last.ckpt";
+  save_checkpoint(sample(1.0), file);
+  // Simulate the writer being killed: fork a child that starts writing a large checkpoint and is
+  // SIGKILLed immediately; the file under the real name must still be the old one.
+  Checkpoint big = sample(3.0);
+  big.model["big"] = torch::randn({4 << 20});
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const pid_t child = fork();
+    if (child == 0) {
+      save_checkpoint(big, file);
+      _exit(0);
+    }
+    usleep(1000 * (attempt + 1));
+    kill(child, SIGKILL);
+    int status = 0;
+    waitpid(child, &status, 0);
+    const Checkpoint after = load_checkpoint(file);  // never torn: old or complete new
+    CHECK((after.best_fitness == 0.25 || after.best_fitness == 0.75));
+  }
+}
+
+TEST_CASE("checkpoint: foreign and missing files are named") {
+  trainer::test::TempDir dir;
+  const auto foreign = dir.path() / "notes.txt";
+  trainer::test::write_text(foreign, "hello");
+  CHECK_THROWS_WITH_AS(load_checkpoint(foreign), doctest::Contains("notes.txt: not a readable"),
+                       trainer::core::InputError);
+  CHECK_THROWS_WITH_AS(load_checkpoint(dir.path() / "none.ckpt"),
+                       doctest::Contains("none.ckpt: cannot open checkpoint"),
+                       trainer::core::InputError);
+  // A torch.save-format dict without our format tag.
+  c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
+  dict.insert("epoch", int64_t{3});
+  const auto bytes = torch::pickle_save(c10::IValue(dict));
+  const auto other = dir.path() / "other.pt";
+  std::ofstream(other, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  CHECK_THROWS_WITH_AS(load_checkpoint(other), doctest::Contains("format tag missing"),
+                       trainer::core::InputError);
+}

@@ -1,0 +1,112 @@
+// The COCO results reader (eval/coco_results.h): accepted forms and entry-level errors.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "core/error.h"
+#include "data/coco_json.h"
+#include "eval/coco_results.h"
+#include "test_support.h"
+
+using namespace trainer;
+
+namespace {
+
+data::CocoFile small_gt() {
+  return data::parse_coco_json(
+      R"({"images": [{"id": 42, "file_name": "a.jpg", "width": 10, "height": 10},
+                     {"id": 7, "file_name": "b.jpg", "width": 10, "height": 10}],
+          "categories": [{"id": 1, "name": "person"}, {"id": 18, "name": "dog"}],
+          "annotations": []})",
+      "gt.json");
+}
+
+std::string parse_error(const std::string& text) {
+  try {
+    eval::parse_coco_results(text, "dets.json", small_gt());
+  } catch (const core::InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("results are read in file order with ids, boxes and scores") {
+  const auto dets = eval::parse_coco_results(
+      R"([{"image_id": 42, "category_id": 18, "bbox": [1.5, 2, 3.25, 4], "score": 0.875},
+          {"image_id": 7.0, "category_id": 1, "bbox": [0, 0, 0, 0], "score": 0, "extra": [1]}])",
+      "dets.json", small_gt());
+  REQUIRE(dets.size() == 2);
+  CHECK(dets[0].image_id == 42);
+  CHECK(dets[0].category_id == 18);
+  CHECK(dets[0].bbox_xywh == std::array<double, 4>{1.5, 2, 3.25, 4});
+  CHECK(dets[0].score == 0.875);
+  CHECK(dets[1].image_id == 7);
+  CHECK(dets[1].bbox_xywh[2] == 0.0);  // zero sizes are allowed
+  CHECK(eval::parse_coco_results("[]", "dets.json", small_gt()).empty());
+}
+
+TEST_CASE("bad results name the file and the entry") {
+  CHECK(parse_error("[{]").find("dets.json: malformed json") == 0);
+  CHECK(parse_error(R"({"image_id": 42})") ==
+        "dets.json: the top level is not a list of detections (COCO results form)");
+  CHECK(parse_error(R"([3])") == "dets.json: detection #0 is not an object");
+  CHECK(parse_error(R"([{"category_id": 1, "bbox": [0, 0, 1, 1], "score": 1}])") ==
+        "dets.json: detection #0 has no \"image_id\"");
+  const std::string ok =
+      R"({"image_id": 42, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5})";
+  CHECK(
+      parse_error("[" + ok +
+                  R"(, {"image_id": 43, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5}])") ==
+      "dets.json: detection #1 (image_id 43): unknown image_id 43 (not in the ground truth)");
+  CHECK(parse_error(R"([{"image_id": 7, "category_id": 2, "bbox": [0, 0, 1, 1], "score": 0.5}])") ==
+        "dets.json: detection #0 (image_id 7): unknown category_id 2 (not in the ground truth)");
+  // Python's json.dump writes NaN as a bare token; it is reported, not a parse error.
+  CHECK(
+      parse_error("[" + ok +
+                  R"(, {"image_id": 7, "category_id": 1, "bbox": [0, 0, 1, 1], "score": NaN}])") ==
+      "dets.json: detection #1 (image_id 7): score is NaN");
+  CHECK(parse_error(
+            R"([{"image_id": 7, "category_id": 1, "bbox": [0, 0, -Infinity, 1], "score": 1}])") ==
+        "dets.json: detection #0 (image_id 7): a bbox value is -Infinity");
+  CHECK(parse_error(R"([{"image_id": 7, "category_id": 1, "bbox": [0, 0, 1, -2], "score": 1}])") ==
+        "dets.json: detection #0 (image_id 7): negative box size 1x-2");
+  CHECK(parse_error(R"([{"image_id": 7, "category_id": 1, "bbox": [0, 0, 1], "score": 1}])") ==
+        "dets.json: detection #0 (image_id 7): \"bbox\" must be [x, y, w, h], got [0,0,1]");
+  CHECK(parse_error(
+            R"([{"image_id": 7, "category_id": 1, "bbox": [0, 0, 1, 1], "score": "high"}])") ==
+        "dets.json: detection #0 (image_id 7): score is high");
+  CHECK(parse_error(R"([{"image_id": 7, "category_id": 1, "bbox": [0, 0, 1, 1]}])") ==
+        "dets.json: detection #0 (image_id 7) has no \"score\"");
+  CHECK(parse_error(R"([{"image_id": 7.5, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 1}])") ==
+        "dets.json: detection #0: \"image_id\" must be an integer, got 7.5");
+  // "NaN" inside a string is left alone.
+  CHECK(
+      parse_error(
+          R"([{"image_id": 7, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 1, "note": "NaN"}])") ==
+      "(no error)");
+}
+
+TEST_CASE("a missing results file is reported with its path") {
+  test::TempDir dir;
+  CHECK_THROWS_WITH(eval::read_coco_results(dir / "none.json", small_gt()),
+                    doctest::Contains("none.json: cannot open results file"));
+}
+
+TEST_CASE("format_coco_results rounds like the reference and reads back") {
+  const std::vector<eval::Detection> dets = {{42, 18, {1.23456, 2.0, 3.0006, 4.9999}, 0.123456789},
+                                             {7, 1, {0, 0, 10, 10}, 1.0}};
+  const std::string text = eval::format_coco_results(dets);
+  CHECK(
+      text.find(
+          R"({"image_id": 42, "category_id": 18, "bbox": [1.235, 2.000, 3.001, 5.000], "score": 0.12346})") !=
+      std::string::npos);
+  const auto back = eval::parse_coco_results(text, "dets.json", small_gt());
+  REQUIRE(back.size() == 2);
+  CHECK(back[0].bbox_xywh[0] == 1.235);
+  CHECK(back[0].score == 0.12346);
+  CHECK(back[1].bbox_xywh[3] == 10.0);
+  CHECK(eval::format_coco_results({}) == "[]\n");
+}

@@ -1,0 +1,75 @@
+// `trainer eval GT_JSON PRED_JSON [--json OUT]` end to end: the printed summary, the JSON file, and
+// bad input (exit status 2, the entry named, nothing written).
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.h"
+
+using trainer::test::run_command;
+using trainer::test::TempDir;
+using trainer::test::write_text;
+
+namespace {
+
+const std::string kTrainer = TRAINER_BINARY;
+
+void write_inputs(const TempDir& dir) {
+  write_text(dir / "gt.json", R"({
+    "images": [{"id": 1, "file_name": "1.jpg", "width": 640, "height": 480},
+               {"id": 2, "file_name": "2.jpg", "width": 640, "height": 480}],
+    "categories": [{"id": 1, "name": "person"}, {"id": 3, "name": "car"}],
+    "annotations": [
+      {"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 100, 100], "area": 10000, "iscrowd": 0},
+      {"id": 2, "image_id": 1, "category_id": 1, "bbox": [200, 0, 100, 100], "area": 10000, "iscrowd": 0},
+      {"id": 3, "image_id": 2, "category_id": 3, "bbox": [10, 10, 20, 20], "area": 400, "iscrowd": 0}]})");
+  // person: TP 0.9, FP 0.8, TP 0.7 -> AP 253/303 (see test_coco_eval.cpp); car: missed -> 0.
+  write_text(dir / "dets.json", R"([
+    {"image_id": 1, "category_id": 1, "bbox": [0, 0, 100, 100], "score": 0.9},
+    {"image_id": 1, "category_id": 1, "bbox": [400, 400, 50, 50], "score": 0.8},
+    {"image_id": 1, "category_id": 1, "bbox": [200, 0, 100, 100], "score": 0.7}])");
+}
+
+}  // namespace
+
+TEST_CASE("trainer eval prints the 12 pycocotools lines and writes them as JSON") {
+  TempDir dir;
+  write_inputs(dir);
+  std::string out;
+  REQUIRE(run_command(kTrainer + " eval " + (dir / "gt.json").string() + " " +
+                          (dir / "dets.json").string() + " --json " +
+                          (dir / "stats.json").string() + " --per-category",
+                      &out) == 0);
+  // (253/303 + 0) / 2 = 0.41749...
+  CHECK(
+      out.find(" Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=100 ] = 0.417") !=
+      std::string::npos);
+  CHECK(
+      out.find(" Average Recall     (AR) @[ IoU=0.50:0.95 | area= small | maxDets=100 ] = 0.000") !=
+      std::string::npos);
+  CHECK(out.find("person") != std::string::npos);
+  const auto j = nlohmann::json::parse(trainer::test::read_text(dir / "stats.json"));
+  CHECK(j.at("AP").get<double>() == doctest::Approx(253.0 / 303.0 / 2).epsilon(1e-12));
+  CHECK(j.at("stats").size() == 12);
+  CHECK(j.at("APl").get<double>() == 1.0);  // the car (area 400) is not large: only person counts
+  CHECK(j.at("per_category").at(0).at("name") == "person");
+  CHECK(j.at("num_detections") == 3);
+}
+
+TEST_CASE("trainer eval: bad results exit 2 naming the entry, and write nothing") {
+  TempDir dir;
+  write_inputs(dir);
+  write_text(dir / "bad.json",
+             R"([{"image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5},
+                 {"image_id": 5, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5}])");
+  std::string out;
+  CHECK(run_command(kTrainer + " eval " + (dir / "gt.json").string() + " " +
+                        (dir / "bad.json").string() + " --json " + (dir / "stats.json").string(),
+                    &out) == 2);
+  CHECK(out.find("bad.json: detection #1 (image_id 5): unknown image_id 5") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "stats.json"));
+  CHECK(run_command(kTrainer + " eval " + (dir / "gt.json").string() + " " +
+                        (dir / "missing.json").string(),
+                    &out) == 2);
+  CHECK(out.find("missing.json: cannot open results file") != std::string::npos);
+}

@@ -1,0 +1,78 @@
+// The C++ COCO evaluator against pycocotools itself on coco128's instances_train2017.json (crowd
+// regions included) and detection sets made from it by pycocotools_reference.py: all 12 stats of
+// every set agree to 1e-6 (in practice to the last bit; the largest difference is printed).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "data/coco_json.h"
+#include "eval/coco_eval.h"
+#include "eval/coco_results.h"
+#include "test_support.h"
+
+namespace fs = std::filesystem;
+using namespace trainer;
+
+namespace {
+
+// The set-up script's venv (scripts/setup.sh installs pycocotools there), or $TRAINER_PYTHON.
+std::string python_with_pycocotools() {
+  std::string python;
+  if (const char* env = std::getenv("TRAINER_PYTHON"); env && *env) {
+    python = env;
+  } else {
+    const char* cache = std::getenv("TRAINER_CACHE");
+    const char* home = std::getenv("HOME");
+    const fs::path root =
+        cache && *cache ? fs::path(cache) : fs::path(home ? home : "/root") / ".cache/trainer";
+    python = (root / "venv/bin/python").string();
+  }
+  std::string out;
+  if (test::run_command("'" + python + "' -c 'import pycocotools, numpy'", &out) != 0) return "";
+  return python;
+}
+
+}  // namespace
+
+TEST_CASE("all 12 stats agree with pycocotools on coco128 and eleven detection sets") {
+  TRAINER_SKIP_IF_NO_SHARED_DATA(coco128, "coco128");
+  const std::string python = python_with_pycocotools();
+  if (python.empty()) {
+    MESSAGE("skipped: no python with pycocotools (run scripts/setup.sh, or set TRAINER_PYTHON)");
+    return;
+  }
+  const fs::path gt_path = *coco128 / "annotations/instances_train2017.json";
+  test::TempDir dir;
+  std::string out;
+  const std::string command = "'" + python +
+                              "' '" TRAINER_EVAL_SCRIPTS "/pycocotools_reference.py' '" +
+                              gt_path.string() + "' '" + dir.path().string() + "'";
+  REQUIRE_MESSAGE(test::run_command(command, &out) == 0, out);
+  const auto reference = nlohmann::json::parse(test::read_text(dir / "stats.json"));
+  REQUIRE(reference.size() >= 11);
+
+  const data::CocoFile gt = data::read_coco_json(gt_path);
+  size_t crowd = 0;
+  for (const auto& a : gt.annotations) crowd += a.iscrowd;
+  CHECK(crowd > 0);  // the protocol's crowd rule is exercised
+  double max_diff = 0;
+  size_t exact = 0, total = 0;
+  for (const auto& [name, expected] : reference.items()) {
+    CAPTURE(name);
+    const auto detections = eval::read_coco_results(dir / (name + ".json"), gt);
+    const eval::CocoStats stats = eval::evaluate_coco(gt, detections);
+    for (size_t i = 0; i < 12; ++i) {
+      CAPTURE(i);
+      const double want = expected.at(i).get<double>();
+      CHECK(std::fabs(stats.stats[i] - want) <= 1e-6);
+      max_diff = std::max(max_diff, std::fabs(stats.stats[i] - want));
+      exact += stats.stats[i] == want;
+      ++total;
+    }
+  }
+  MESSAGE("pycocotools agreement: " << exact << "/" << total << " stats bit-identical, max |diff| "
+                                    << max_diff);
+}

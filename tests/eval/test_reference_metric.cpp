@@ -1,0 +1,140 @@
+// The reference trainer's metric (eval/reference_metric.h) on hand-computed cases.
+#include <doctest/doctest.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <vector>
+
+#include "eval/reference_metric.h"
+
+using namespace trainer::eval;
+using Box = std::array<float, 4>;
+
+TEST_CASE("reference_box_iou is the float32 box_iou with eps 1e-7") {
+  // [0,0,10,10] vs [5,0,15,10]: 50 / (100 + 100 - 50 + 1e-7) = 1/3 in float32.
+  CHECK(reference_box_iou({0, 0, 10, 10}, {5, 0, 15, 10}) ==
+        doctest::Approx(1.0 / 3.0).epsilon(1e-6));
+  CHECK(reference_box_iou({0, 0, 10, 10}, {0, 0, 10, 10}) ==
+        1.0f);  // 100 / (100 + 1e-7) rounds to 1
+  CHECK(reference_box_iou({0, 0, 10, 10}, {10, 0, 20, 10}) == 0.0f);
+  CHECK(reference_iou_thresholds()[5] == 0.75f);
+  CHECK(reference_iou_thresholds()[1] == 0.55f);
+}
+
+TEST_CASE("compute_ap: one perfect detection gives 0.995, the trapezoid's last half step") {
+  // mrec [0, 1, 1], mpre [1, 1, 0]: np.interp is 1 on [0, 1) and 0 at recall 1 (the last of the
+  // equal xp wins), so the trapezoid is 99 * 0.01 + 0.01 * (1 + 0) / 2 = 0.995.
+  CHECK(reference_ap({1.0}, {1.0}) == doctest::Approx(0.995).epsilon(1e-12));
+  // Two detections, one gt: TP then FP. recall [1, 1], precision [1, 0.5]: envelope [1, 1, .5, 0]
+  // -> the same 0.995.
+  CHECK(reference_ap({1.0, 1.0}, {1.0, 0.5}) == doctest::Approx(0.995).epsilon(1e-12));
+  // FP then TP: recall [0, 1], precision [0, 0.5]: mrec [0, 0, 1, 1], envelope [1, .5, .5, 0];
+  // interp is 0.5 on [0, 1) (at 0 the second 0 wins) and 0 at 1:
+  // 99 * 0.01 * 0.5 + 0.01 * (0.5 + 0) / 2 = 0.4975.
+  CHECK(reference_ap({0.0, 1.0}, {0.0, 0.5}) == doctest::Approx(0.4975).epsilon(1e-12));
+  // Half the objects found with precision 1: 1 on [0, 0.5], then linear from (0.5, 1) to (1, 0)
+  // (mrec [0, .5, 1], mpre [1, 1, 0]): area 0.5 + 0.25 = 0.75 exactly under the trapezoid.
+  CHECK(reference_ap({0.5}, {1.0}) == doctest::Approx(0.75).epsilon(1e-12));
+}
+
+TEST_CASE("match_predictions: greedy by IoU, then the lowest prediction index per ground truth") {
+  // gt [0,0,10,10]; p0 = [0,0,10,6] (IoU 60/100 = 0.6f), p1 = [0,0,10,9] (IoU 0.9f).
+  // t <= 0.6: both qualify; each prediction keeps its best gt (the only one); per gt the first in
+  // prediction order wins: p0 (the lower IoU!). t in 0.65..0.9: only p1. t = 0.95: none.
+  const auto correct =
+      reference_match({{0, 0, 10, 6}, {0, 0, 10, 9}}, {0, 0}, {{0, 0, 10, 10}}, {0});
+  REQUIRE(correct.size() == 2);
+  for (std::size_t t = 0; t < 10; ++t) {
+    CHECK(correct[0][t] == (t <= 2));
+    CHECK(correct[1][t] == (t >= 3 && t <= 8));
+  }
+  // Classes must agree.
+  const auto other = reference_match({{0, 0, 10, 10}}, {1}, {{0, 0, 10, 10}}, {0});
+  CHECK_FALSE(other[0][0]);
+  // One prediction between two gts takes the one with the higher IoU: gt1 (IoU 0.8).
+  const auto two = reference_match({{0, 0, 10, 10}}, {0}, {{0, 0, 10, 6}, {0, 0, 10, 8}}, {0, 0});
+  CHECK(two[0][6]);  // 0.8 >= 0.8
+  CHECK_FALSE(two[0][7]);
+}
+
+TEST_CASE("two detections, one gt: AP 0.995 either way round only when the TP scores higher") {
+  ReferenceMetric metric(2);
+  // TP (0.9, exact box: IoU 1) and FP (0.8, far away) on one gt of class 0.
+  metric.add_image({{0, 0, 10, 10}, {50, 50, 60, 60}}, {0.9f, 0.8f}, {0, 0}, {{0, 0, 10, 10}}, {0});
+  auto r = metric.compute();
+  CHECK(r.map50 == doctest::Approx(0.995).epsilon(1e-12));
+  CHECK(r.map50_95 == doctest::Approx(0.995).epsilon(1e-12));
+  CHECK(r.fitness == r.map50_95);
+  REQUIRE(r.per_class.size() == 1);  // class 1 has no ground truth: not listed, not averaged
+  CHECK(r.per_class[0].num_pred == 2);
+
+  ReferenceMetric swapped(2);
+  swapped.add_image({{0, 0, 10, 10}, {50, 50, 60, 60}}, {0.8f, 0.9f}, {0, 0}, {{0, 0, 10, 10}},
+                    {0});
+  CHECK(swapped.compute().map50 == doctest::Approx(0.4975).epsilon(1e-12));
+}
+
+TEST_CASE("P and R are taken at the argmax of the smoothed mean F1") {
+  // One class: TP at 0.9, FP at 0.3. On x = linspace(0, 1, 1000): recall is 0 above 0.9 and 1
+  // below; precision is 1 above 0.9, linear to 0.5 at 0.3, 0.5 below. F1 rises up to x = 0.9 and
+  // is 0 above, so the 101-wide box filter peaks where its right edge is the last x <= 0.9:
+  // x[899] = 899/999, centre index 849. There p = 1 - 0.5 * (0.9f - x[849]) / (0.9f - 0.3f), r = 1.
+  ReferenceMetric metric(1);
+  metric.add_image({{0, 0, 10, 10}, {50, 50, 60, 60}}, {0.9f, 0.3f}, {0, 0}, {{0, 0, 10, 10}}, {0});
+  const auto r = metric.compute();
+  const double x = 849.0 / 999.0;
+  const double hi = static_cast<double>(0.9f), lo = static_cast<double>(0.3f);
+  CHECK(r.precision == doctest::Approx(1.0 - 0.5 * (hi - x) / (hi - lo)).epsilon(1e-12));
+  CHECK(r.recall == 1.0);
+  CHECK(r.per_class[0].f1 == doctest::Approx(2 * r.precision / (r.precision + 1)).epsilon(1e-12));
+}
+
+TEST_CASE("two classes, each found once: P = R = 1, mAP 0.995; a missed class halves it") {
+  ReferenceMetric metric(3);
+  metric.add_image({{0, 0, 10, 10}}, {0.5f}, {0}, {{0, 0, 10, 10}}, {0});
+  metric.add_image({{0, 0, 20, 20}}, {0.7f}, {2}, {{0, 0, 20, 20}}, {2});
+  auto r = metric.compute();
+  CHECK(r.precision == 1.0);
+  CHECK(r.recall == 1.0);
+  CHECK(r.map50 == doctest::Approx(0.995).epsilon(1e-12));
+  CHECK(r.num_images == 2);
+  CHECK(r.num_gt == 2);
+  // Class 1 appears in the ground truth of a third image, never predicted: AP 0, P = R = 0.
+  metric.add_image({}, {}, {}, {{5, 5, 9, 9}}, {1});
+  r = metric.compute();
+  REQUIRE(r.per_class.size() == 3);
+  CHECK(r.per_class[1].ap50 == 0.0);
+  CHECK(r.map50 == doctest::Approx(0.995 * 2 / 3).epsilon(1e-12));
+}
+
+TEST_CASE("max_det keeps the highest scores, merge adds images, bad input throws") {
+  ReferenceMetric metric(1, /*max_det=*/2);
+  // The TP has the lowest score of three: dropped.
+  metric.add_image({{50, 50, 60, 60}, {70, 70, 80, 80}, {0, 0, 10, 10}}, {0.9f, 0.8f, 0.1f},
+                   {0, 0, 0}, {{0, 0, 10, 10}}, {0});
+  auto r = metric.compute();
+  CHECK(r.num_pred == 2);
+  CHECK(r.map50 == 0.0);
+  ReferenceMetric other(1, 2);
+  other.add_image({{0, 0, 10, 10}}, {0.95f}, {0}, {{0, 0, 10, 10}}, {0});
+  metric.merge(other);
+  r = metric.compute();
+  CHECK(r.num_images == 2);
+  CHECK(r.num_gt == 2);
+  // TP (0.95), FP, FP; recall [.5, .5, .5], precision [1, .5, 1/3]: mrec [0, .5, .5, .5, 1],
+  // envelope [1, 1, .5, 1/3, 0]. interp: 1 below 0.5, 1/3 at 0.5 (the last equal xp), then linear
+  // to 0 at 1. Trapezoid: 49 * 0.01 + 0.01 * (1 + 1/3) / 2 + 0.5 * (1/3) / 2 = 0.58.
+  CHECK(r.map50 == doctest::Approx(0.58).epsilon(1e-12));
+  CHECK_THROWS_AS(metric.add_image({{0, 0, 1, 1}}, {}, {0}, {}, {}), std::invalid_argument);
+  CHECK_THROWS_AS(metric.add_image({}, {}, {}, {{0, 0, 1, 1}}, {3}), std::invalid_argument);
+  CHECK_THROWS_AS(ReferenceMetric(0), std::invalid_argument);
+}
+
+TEST_CASE("no ground truth at all: zeros") {
+  ReferenceMetric metric(2);
+  metric.add_image({{0, 0, 1, 1}}, {0.5f}, {1}, {}, {});
+  const auto r = metric.compute();
+  CHECK(r.map50_95 == 0.0);
+  CHECK(r.per_class.empty());
+  CHECK(r.num_pred == 1);
+}
