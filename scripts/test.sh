@@ -8,8 +8,9 @@ source "$(dirname "$0")/env.sh"
 "$TRAINER_ROOT/scripts/setup.sh"
 "$TRAINER_ROOT/scripts/build.sh"
 if [ "${TRAINER_SKIP_CUDA_BUILD:-0}" != 1 ] && { command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; }; then
-  echo "[test] compiling the CUDA build in $TRAINER_BUILD_CUDA"
-  "$TRAINER_ROOT/scripts/build.sh" --cuda
+  # Every library and the app (all CUDA-specific code lives there), not the test binaries.
+  echo "[test] compiling the CUDA build (libraries and the trainer app) in $TRAINER_BUILD_CUDA"
+  "$TRAINER_ROOT/scripts/build.sh" --cuda trainer
 else
   echo "[test] no CUDA toolkit (or TRAINER_SKIP_CUDA_BUILD=1): CUDA build not compiled"
 fi

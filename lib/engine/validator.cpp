@@ -196,6 +196,10 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
                                     unletterbox(r[1], g.pad_y, item.height),
                                     unletterbox(r[2], g.pad_x, item.width),
                                     unletterbox(r[3], g.pad_y, item.height)};
+        // YOLO26's reg_max=1 head can predict negative side distances (x2 < x1); such a box
+        // has no area: make it an empty box at its first corner rather than a negative size.
+        box[2] = std::max(box[2], box[0]);
+        box[3] = std::max(box[3], box[1]);
         boxes.push_back(box);
         scores.push_back(r[4]);
         classes.push_back(static_cast<int>(r[5]));
