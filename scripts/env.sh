@@ -7,3 +7,5 @@ TRAINER_BUILD_CUDA=${TRAINER_BUILD_CUDA:-$TRAINER_ROOT/build-cuda}
 # Real COCO subsets used by tests and benchmarks (never copied into the project).
 export TRAINER_SHARED_DATA=${TRAINER_SHARED_DATA:-$(cd "$TRAINER_ROOT/.." && pwd)/shared/data}
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+# Room for the CPU and CUDA builds of a few clones (the default 5 GB evicts between CI runs).
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-20G}
