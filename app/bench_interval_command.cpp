@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "app/bench_command.h"
+#include "app/config_args.h"
 #include "bench/interval_report.h"
 #include "bench/peak_memory.h"
 #include "bench/run_record.h"
@@ -29,15 +30,7 @@ struct IntervalCli {
 };
 
 int run_bench_interval(const IntervalCli& opts) {
-  std::string file;
-  std::vector<std::string> overrides;
-  for (const auto& a : opts.args) {
-    if (file.empty() && overrides.empty() && a.find('=') == std::string::npos) {
-      file = a;
-    } else {
-      overrides.push_back(a);
-    }
-  }
+  const auto [file, overrides] = split_config_args(opts.args);
   const core::LoadedConfig loaded = core::load_config(file, overrides);
   const core::TrainConfig& config = loaded.config;
   // The same device the loop will use (the engine resolves the `device` key).

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "app/commands.h"
+#include "app/config_args.h"
 #include "core/config_loader.h"
 #include "core/config_schema.h"
 #include "core/config_writer.h"
@@ -35,15 +36,7 @@ int run_config(const ConfigOptions& opts) {
     print_keys();
     return 0;
   }
-  std::string file;
-  std::vector<std::string> overrides;
-  for (const auto& a : opts.args) {
-    if (file.empty() && overrides.empty() && a.find('=') == std::string::npos) {
-      file = a;
-    } else {
-      overrides.push_back(a);
-    }
-  }
+  const auto [file, overrides] = split_config_args(opts.args);
   const core::LoadedConfig loaded = core::load_config(file, overrides);
   for (const auto& note : loaded.notes) spdlog::info("{}: {}", note.where.describe(), note.message);
   const auto model = model::parse_model_name(loaded.config.model.model);

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "app/commands.h"
+#include "app/config_args.h"
 #include "core/config_loader.h"
 #include "core/run_dir.h"
 #include "data/batch_plot.h"
@@ -59,15 +60,7 @@ int run_check(const DataOptions& opts) {
 }
 
 int run_preview(const DataOptions& opts) {
-  std::string file;
-  std::vector<std::string> overrides;
-  for (const auto& a : opts.args) {
-    if (file.empty() && overrides.empty() && a.find('=') == std::string::npos) {
-      file = a;
-    } else {
-      overrides.push_back(a);
-    }
-  }
+  const auto [file, overrides] = split_config_args(opts.args);
   const core::LoadedConfig loaded = core::load_config(file, overrides);
   const core::TrainConfig& cfg = loaded.config;
   if (cfg.data.data.empty()) throw core::ConfigError("data preview needs 'data' (a dataset yaml)");

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "app/commands.h"
+#include "app/config_args.h"
 #include "core/config_loader.h"
 #include "engine/trainer.h"
 
@@ -22,16 +23,10 @@ Command register_fit_command(CLI::App& app, const GlobalOptions& /*global*/) {
   cli->add_option("args", opts->args, "CONFIG (a yaml file) then key=value overrides");
   cli->add_flag("--per-class", opts->per_class, "print the per-class table after the last epoch");
   return {cli, [opts] {
-            std::string file;
-            std::vector<std::string> overrides;
+            const auto [file, overrides] = split_config_args(opts->args);
             std::string resume;
-            for (const auto& a : opts->args) {
-              if (file.empty() && overrides.empty() && a.find('=') == std::string::npos) {
-                file = a;
-              } else {
-                overrides.push_back(a);
-                if (a.rfind("resume=", 0) == 0) resume = a.substr(7);
-              }
+            for (const auto& o : overrides) {
+              if (o.rfind("resume=", 0) == 0) resume = o.substr(7);
             }
             core::TrainConfig config;
             if (!resume.empty() && resume != "false" && resume != "False") {

@@ -1,8 +1,8 @@
 // `trainer synth OUT_DIR`: writes the project's synthetic shapes dataset (the demo's data).
 #include <spdlog/spdlog.h>
 
-#include <iostream>
 #include <algorithm>
+#include <iostream>
 #include <memory>
 
 #include "app/commands.h"
@@ -19,9 +19,12 @@ Command register_synth_command(CLI::App& app, const GlobalOptions& /*global*/) {
   CLI::App* cli = app.add_subcommand(
       "synth", "generate the synthetic shapes dataset (COCO json + YOLO txt + dataset yaml)");
   cli->add_option("out", opts->out, "output folder")->required();
-  cli->add_option("--train", opts->synth.train_images, "training images")->check(CLI::Range(1, 1000000));
-  cli->add_option("--val", opts->synth.val_images, "validation images")->check(CLI::Range(1, 1000000));
-  cli->add_option("--size", opts->synth.image_size, "image side in pixels")->check(CLI::Range(32, 4096));
+  cli->add_option("--train", opts->synth.train_images, "training images")
+      ->check(CLI::Range(1, 1000000));
+  cli->add_option("--val", opts->synth.val_images, "validation images")
+      ->check(CLI::Range(1, 1000000));
+  cli->add_option("--size", opts->synth.image_size, "image side in pixels")
+      ->check(CLI::Range(32, 4096));
   cli->add_option("--max-objects", opts->synth.max_objects, "objects per image (at most)")
       ->check(CLI::Range(1, 100));
   cli->add_option("--seed", opts->synth.seed, "random seed");

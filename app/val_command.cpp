@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "app/commands.h"
+#include "app/config_args.h"
 #include "core/config_loader.h"
 #include "core/error.h"
 #include "core/run_dir.h"
@@ -28,7 +29,8 @@ void load_any_weights(model::DetectionModelImpl& model, const std::filesystem::p
     const auto ckpt = engine::load_checkpoint(path);
     model::NamedTensorList list;
     for (const auto& [key, tensor] : ckpt.ema) {
-      if (key.rfind("ema.", 0) == 0 && key != "ema.updates") list.emplace_back(key.substr(4), tensor);
+      if (key.rfind("ema.", 0) == 0 && key != "ema.updates")
+        list.emplace_back(key.substr(4), tensor);
     }
     model::load_weights(model, list, path.string() + " (EMA weights)");
     return;
@@ -50,17 +52,16 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
                   "checkpoint; omit to score a freshly initialised model)");
   cli->add_flag("--per-class", opts->per_class, "print one row per class");
   return {cli, [opts] {
-            std::string file, weights;
-            std::vector<std::string> overrides;
+            std::string weights;  // not a config key: the one argument only `val` takes
+            std::vector<std::string> args;
             for (const auto& a : opts->args) {
               if (a.rfind("weights=", 0) == 0) {
                 weights = a.substr(8);
-              } else if (file.empty() && overrides.empty() && a.find('=') == std::string::npos) {
-                file = a;
               } else {
-                overrides.push_back(a);
+                args.push_back(a);
               }
             }
+            const auto [file, overrides] = split_config_args(args);
             auto config = core::load_config(file, overrides).config;
             if (config.run.name == "train") config.run.name = "val";
             const auto device = engine::resolve_device(config.run.device);

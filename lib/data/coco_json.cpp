@@ -147,7 +147,8 @@ CocoFile parse_coco_json(const std::string& text, const std::string& source) {
 
 CocoFile read_coco_json(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) throw core::InputError(fmt::format("{}: cannot open COCO annotation file", file.string()));
+  if (!in)
+    throw core::InputError(fmt::format("{}: cannot open COCO annotation file", file.string()));
   std::ostringstream text;
   text << in.rdbuf();
   CocoFile out = parse_coco_json(text.str(), file.string());

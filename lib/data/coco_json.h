@@ -1,8 +1,8 @@
 // The COCO annotation file (`instances_*.json`) as plain structs, plus the 91 <-> 80 category maps.
 //
 // Why: both the training dataset (boxes as normalised labels) and the evaluator (crowd regions,
-// areas, ids exactly as pycocotools sees them) read the same file; one strict reader means one set of
-// error messages, and no LibTorch or OpenCV is needed to read annotations.
+// areas, ids exactly as pycocotools sees them) read the same file; one strict reader means one set
+// of error messages, and no LibTorch or OpenCV is needed to read annotations.
 #pragma once
 
 #include <array>
@@ -27,7 +27,7 @@ struct CocoAnnotation {
   std::array<double, 4> bbox{};  // x, y, w, h in pixels (top-left origin)
   double area = 0.0;             // as stored in the file (the segmentation area for COCO)
   bool iscrowd = false;
-  bool ignore = false;           // optional "ignore" flag (read, but pycocotools bbox eval uses iscrowd)
+  bool ignore = false;  // optional "ignore" flag (read, but pycocotools bbox eval uses iscrowd)
 };
 
 struct CocoCategory {
@@ -52,8 +52,8 @@ CocoFile read_coco_json(const std::filesystem::path& file);
 // Parses the same from text (`source_name` is used in messages).
 CocoFile parse_coco_json(const std::string& text, const std::string& source_name);
 
-// The 80 COCO category ids (1..90 with gaps) in contiguous-class order: coco80_to_coco91()[c] is the
-// id for class c. Matches the reference's `coco80_to_coco91_class`.
+// The 80 COCO category ids (1..90 with gaps) in contiguous-class order: coco80_to_coco91()[c] is
+// the id for class c. Matches the reference's `coco80_to_coco91_class`.
 const std::array<int, 80>& coco80_to_coco91();
 
 // Inverse map: class index 0..79 for a COCO id, or -1 for an id that is not one of the 80.

@@ -2,8 +2,8 @@
 //
 // Why: the demo must run on a fresh clone with no download and no third-party images. Drawn shapes
 // on textured backgrounds are easy enough for a tiny model to learn in minutes on a CPU, hard
-// enough (overlaps, scale range, colour noise) that the mAP says something, and fully deterministic.
-// Output layout (both label forms, so either dataset reader can be used):
+// enough (overlaps, scale range, colour noise) that the mAP says something, and fully
+// deterministic. Output layout (both label forms, so either dataset reader can be used):
 //   OUT/images/{train,val}/000000.jpg ...      JPEG images
 //   OUT/labels/{train,val}/000000.txt ...      YOLO txt labels
 //   OUT/annotations/instances_{train,val}.json COCO json (image ids = numeric file stems)
@@ -20,9 +20,9 @@ namespace trainer::demo {
 struct SyntheticOptions {
   int train_images = 256;
   int val_images = 64;
-  int image_size = 320;        // square images
-  int max_objects = 6;         // per image (at least 1)
-  int min_object_size = 24;    // pixels (longest side)
+  int image_size = 320;      // square images
+  int max_objects = 6;       // per image (at least 1)
+  int min_object_size = 24;  // pixels (longest side)
   int max_object_size = 128;
   uint64_t seed = 0;
 };

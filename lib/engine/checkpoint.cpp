@@ -22,7 +22,8 @@ c10::Dict<std::string, at::Tensor> to_dict(const TensorMap& map) {
 
 class Reader {
  public:
-  Reader(const c10::impl::GenericDict& dict, std::string file) : dict_(dict), file_(std::move(file)) {}
+  Reader(const c10::impl::GenericDict& dict, std::string file)
+      : dict_(dict), file_(std::move(file)) {}
 
   const c10::IValue& get(const std::string& key) const {
     auto it = dict_.find(key);

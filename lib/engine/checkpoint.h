@@ -21,20 +21,20 @@ inline constexpr int64_t kCheckpointVersion = 1;
 using TensorMap = std::map<std::string, at::Tensor>;
 
 struct Checkpoint {
-  std::string config_yaml;       // the resolved config the run started with
-  int64_t epoch = -1;            // last completed epoch (0-based)
-  int64_t iteration = 0;         // optimizer-loop iteration `ni` of the next batch
-  int64_t last_opt_step = -1;    // `ni` of the last optimizer step (gradient accumulation)
+  std::string config_yaml;     // the resolved config the run started with
+  int64_t epoch = -1;          // last completed epoch (0-based)
+  int64_t iteration = 0;       // optimizer-loop iteration `ni` of the next batch
+  int64_t last_opt_step = -1;  // `ni` of the last optimizer step (gradient accumulation)
   double best_fitness = 0.0;
   int64_t best_epoch = -1;
-  int64_t loss_updates = 0;      // end-to-end loss schedule (ProgLoss) updates
-  std::string optimizer_name;    // "MuSGD", "SGD", "AdamW"
-  TensorMap model;               // live weights and buffers, reference key names
-  TensorMap ema;                 // ModelEma::state_dict() (includes ema.updates)
-  TensorMap optimizer;           // Optimizer::state_dict()
-  at::Tensor rng_cpu;            // the CPU generator state
-  at::Tensor rng_cuda;           // the CUDA generator state (undefined on CPU runs)
-  std::string date;              // ISO time of writing
+  int64_t loss_updates = 0;    // end-to-end loss schedule (ProgLoss) updates
+  std::string optimizer_name;  // "MuSGD", "SGD", "AdamW"
+  TensorMap model;             // live weights and buffers, reference key names
+  TensorMap ema;               // ModelEma::state_dict() (includes ema.updates)
+  TensorMap optimizer;         // Optimizer::state_dict()
+  at::Tensor rng_cpu;          // the CPU generator state
+  at::Tensor rng_cuda;         // the CUDA generator state (undefined on CPU runs)
+  std::string date;            // ISO time of writing
 };
 
 // Writes atomically (temporary file, fsync, rename). Throws std::runtime_error on I/O errors; the

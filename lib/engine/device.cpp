@@ -35,10 +35,10 @@ c10::Device resolve_device(const std::string& raw) {
       raw));
 #else
   if (!cuda) {
-    throw core::ConfigError(fmt::format(
-        "device: \"{}\" asks for CUDA, but no CUDA device is visible (driver missing, "
-        "CUDA_VISIBLE_DEVICES empty, or no GPU); use device=cpu",
-        raw));
+    throw core::ConfigError(
+        fmt::format("device: \"{}\" asks for CUDA, but no CUDA device is visible (driver missing, "
+                    "CUDA_VISIBLE_DEVICES empty, or no GPU); use device=cpu",
+                    raw));
   }
   const int64_t n = static_cast<int64_t>(torch::cuda::device_count());
   const int64_t i = std::stoll(index);
@@ -62,6 +62,8 @@ void seed_everything(int64_t seed, bool deterministic) {
   if (deterministic) at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/true);
 }
 
-void set_cudnn_benchmark(bool enabled) { at::globalContext().setBenchmarkCuDNN(enabled); }
+void set_cudnn_benchmark(bool enabled) {
+  at::globalContext().setBenchmarkCuDNN(enabled);
+}
 
 }  // namespace trainer::engine

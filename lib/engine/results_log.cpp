@@ -80,8 +80,8 @@ ResultsLog::ResultsLog(std::filesystem::path file, std::vector<std::string> colu
 
 void ResultsLog::append(const std::vector<double>& values) {
   if (values.size() != columns_.size()) {
-    throw std::logic_error(fmt::format("results row has {} values for {} columns", values.size(),
-                                       columns_.size()));
+    throw std::logic_error(
+        fmt::format("results row has {} values for {} columns", values.size(), columns_.size()));
   }
   rows_.push_back(values);
   write();
@@ -101,7 +101,8 @@ void ResultsLog::write() const {
   for (size_t c = 0; c < columns_.size(); ++c) text += (c ? "," : "") + columns_[c];
   text += "\n";
   for (const auto& row : rows_) {
-    for (size_t c = 0; c < row.size(); ++c) text += (c ? "," : "") + format_value(columns_[c], row[c]);
+    for (size_t c = 0; c < row.size(); ++c)
+      text += (c ? "," : "") + format_value(columns_[c], row[c]);
     text += "\n";
   }
   core::write_file_atomically(file_, text);

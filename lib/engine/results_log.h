@@ -1,9 +1,9 @@
 // results.csv: one row per epoch with the reference's columns (plus ours), rewritten atomically.
 //
 // Why: users plot and compare runs from this file; the reference's column names
-// (`train/box_loss`, `metrics/mAP50-95(B)`, `lr/pg0`, ...) let existing tools read it. Rewriting the
-// whole (small) file atomically each epoch means a kill never leaves a torn row, and a resumed run
-// keeps exactly the rows up to its checkpoint.
+// (`train/box_loss`, `metrics/mAP50-95(B)`, `lr/pg0`, ...) let existing tools read it. Rewriting
+// the whole (small) file atomically each epoch means a kill never leaves a torn row, and a resumed
+// run keeps exactly the rows up to its checkpoint.
 #pragma once
 
 #include <filesystem>

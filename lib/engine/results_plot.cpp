@@ -42,12 +42,13 @@ void draw_panel(cv::Mat& canvas, cv::Rect area, const std::string& title,
   };
   for (size_t i = 1; i < y.size(); ++i) {
     if (std::isfinite(y[i - 1]) && std::isfinite(y[i])) {
-      cv::line(canvas, to_pixel(x[i - 1], y[i - 1]), to_pixel(x[i], y[i]),
-               cv::Scalar(180, 100, 30), 2, cv::LINE_AA);
+      cv::line(canvas, to_pixel(x[i - 1], y[i - 1]), to_pixel(x[i], y[i]), cv::Scalar(180, 100, 30),
+               2, cv::LINE_AA);
     }
   }
   for (size_t i = 0; i < y.size(); ++i) {
-    if (std::isfinite(y[i])) cv::circle(canvas, to_pixel(x[i], y[i]), 3, cv::Scalar(180, 100, 30), -1);
+    if (std::isfinite(y[i]))
+      cv::circle(canvas, to_pixel(x[i], y[i]), 3, cv::Scalar(180, 100, 30), -1);
   }
   const auto small = cv::FONT_HERSHEY_SIMPLEX;
   cv::putText(canvas, fmt::format("{:.4g}", hi), {area.x + 2, plot.y + 8}, small, 0.32,

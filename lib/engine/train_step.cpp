@@ -12,7 +12,9 @@
 
 namespace trainer::engine {
 
-TrainStep::TrainStep(TrainingContext& context) : ctx_(context) { reset_epoch(); }
+TrainStep::TrainStep(TrainingContext& context) : ctx_(context) {
+  reset_epoch();
+}
 
 void TrainStep::reset_epoch() {
   const auto options = torch::TensorOptions().dtype(torch::kFloat).device(ctx_.device);
@@ -77,6 +79,8 @@ at::Tensor TrainStep::mean_loss_items() const {
   return batches_ > 0 ? loss_sum_ / static_cast<double>(batches_) : loss_sum_;
 }
 
-bool TrainStep::saw_non_finite() const { return non_finite_.item<bool>(); }
+bool TrainStep::saw_non_finite() const {
+  return non_finite_.item<bool>();
+}
 
 }  // namespace trainer::engine

@@ -44,11 +44,20 @@ std::string now_iso() {
 }
 
 std::vector<std::string> results_columns(const TrainingContext& ctx) {
-  std::vector<std::string> columns = {"epoch", "time", "train/box_loss", "train/cls_loss",
-                                      "train/dfl_loss", "metrics/precision(B)",
-                                      "metrics/recall(B)", "metrics/mAP50(B)",
-                                      "metrics/mAP50-95(B)", "metrics/coco/AP", "metrics/coco/AP50",
-                                      "val/box_loss", "val/cls_loss", "val/dfl_loss"};
+  std::vector<std::string> columns = {"epoch",
+                                      "time",
+                                      "train/box_loss",
+                                      "train/cls_loss",
+                                      "train/dfl_loss",
+                                      "metrics/precision(B)",
+                                      "metrics/recall(B)",
+                                      "metrics/mAP50(B)",
+                                      "metrics/mAP50-95(B)",
+                                      "metrics/coco/AP",
+                                      "metrics/coco/AP50",
+                                      "val/box_loss",
+                                      "val/cls_loss",
+                                      "val/dfl_loss"};
   for (size_t g = 0; g < ctx.optimizer->groups().size(); ++g) {
     columns.push_back(fmt::format("lr/pg{}", g));
   }
@@ -78,8 +87,8 @@ void restore_state(TrainingContext& ctx, const Checkpoint& ckpt, const std::stri
 core::TrainConfig resume_config(const std::filesystem::path& checkpoint,
                                 const std::vector<std::string>& overrides) {
   static const std::vector<std::string> allowed = {
-      "device", "workers", "val", "val_batches", "plots", "save_period",
-      "patience", "cache", "cudnn_benchmark", "resume"};
+      "device",      "workers",  "val",   "val_batches",     "plots",
+      "save_period", "patience", "cache", "cudnn_benchmark", "resume"};
   const Checkpoint ckpt = load_checkpoint(checkpoint);
   std::vector<std::string> kept;
   for (const auto& o : overrides) {
@@ -92,8 +101,8 @@ core::TrainConfig resume_config(const std::filesystem::path& checkpoint,
     }
     if (key != "resume") kept.push_back(o);
   }
-  auto loaded = core::load_config_text(ckpt.config_yaml, checkpoint.string(),
-                                       checkpoint.parent_path(), kept);
+  auto loaded =
+      core::load_config_text(ckpt.config_yaml, checkpoint.string(), checkpoint.parent_path(), kept);
   loaded.config.run.resume = std::filesystem::absolute(checkpoint).string();
   return loaded.config;
 }
@@ -110,7 +119,8 @@ FitResult fit(const core::TrainConfig& config_in, const FitOptions& options) {
     resume = load_checkpoint(config.run.resume);
     result.run_dir = std::filesystem::absolute(config.run.resume).parent_path().parent_path();
   } else {
-    result.run_dir = main_rank ? core::create_run_dir(config.run) : core::choose_run_dir(config.run);
+    result.run_dir =
+        main_rank ? core::create_run_dir(config.run) : core::choose_run_dir(config.run);
   }
   const auto weights_dir = result.run_dir / "weights";
   if (main_rank) {
@@ -146,10 +156,10 @@ FitResult fit(const core::TrainConfig& config_in, const FitOptions& options) {
     result.best_fitness = resume->best_fitness;
     result.best_epoch = resume->best_epoch;
     if (start_epoch >= epochs) {
-      throw core::ConfigError(fmt::format(
-          "{}: the run already finished its {} epochs; start a new run (e.g. with this "
-          "checkpoint's weights) instead of resuming",
-          config.run.resume, epochs));
+      throw core::ConfigError(
+          fmt::format("{}: the run already finished its {} epochs; start a new run (e.g. with this "
+                      "checkpoint's weights) instead of resuming",
+                      config.run.resume, epochs));
     }
     spdlog::info("resuming from {} at epoch {}/{}", config.run.resume, start_epoch + 1, epochs);
   }
@@ -160,7 +170,8 @@ FitResult fit(const core::TrainConfig& config_in, const FitOptions& options) {
   for (int64_t epoch = start_epoch; epoch < epochs; ++epoch) {
     // --- train one epoch: loader -> step (schedule, forward+loss, backward, clip, optim, EMA)
     const auto epoch_start = std::chrono::steady_clock::now();
-    ctx.train_loader->start_epoch(static_cast<int>(epoch), data::mosaic_enabled(config, static_cast<int>(epoch)));
+    ctx.train_loader->start_epoch(static_cast<int>(epoch),
+                                  data::mosaic_enabled(config, static_cast<int>(epoch)));
     step.reset_epoch();
     progress.start_epoch(epoch);
     int64_t i = 0;
@@ -196,9 +207,10 @@ FitResult fit(const core::TrainConfig& config_in, const FitOptions& options) {
             "precision=fp32, or check the labels",
             epoch + 1, non_finite_recoveries - 1 < 0 ? 0 : non_finite_recoveries - 1));
       }
-      spdlog::warn("non-finite loss or gradient in epoch {}: discarding its updates, reloading {} "
-                   "({}/{})", epoch + 1, last.string(), non_finite_recoveries,
-                   kMaxNonFiniteRecoveries);
+      spdlog::warn(
+          "non-finite loss or gradient in epoch {}: discarding its updates, reloading {} "
+          "({}/{})",
+          epoch + 1, last.string(), non_finite_recoveries, kMaxNonFiniteRecoveries);
       const Checkpoint good = load_checkpoint(last);
       restore_state(ctx, good, last.string());
       step.set_last_opt_step(good.last_opt_step);
@@ -213,13 +225,12 @@ FitResult fit(const core::TrainConfig& config_in, const FitOptions& options) {
       auto vo = ValidationOptions::from_config(config);
       val = validator.run(*eval_model, ctx.criterion.get(), vo);
       if (main_rank) {
-        spdlog::info("validation (EMA weights, {} images):\n{}", val->images,
-                     format_validation_table(*val, ctx.dataset.names,
-                                             options.per_class && final_epoch));
+        spdlog::info(
+            "validation (EMA weights, {} images):\n{}", val->images,
+            format_validation_table(*val, ctx.dataset.names, options.per_class && final_epoch));
       }
     }
-    const double fitness =
-        val ? val->metric.fitness : -(losses[0] + losses[1] + losses[2]);
+    const double fitness = val ? val->metric.fitness : -(losses[0] + losses[1] + losses[2]);
     const bool improved = result.best_epoch < 0 || fitness >= result.best_fitness;
     if (improved) {
       result.best_fitness = fitness;
@@ -242,7 +253,8 @@ FitResult fit(const core::TrainConfig& config_in, const FitOptions& options) {
       for (int k = 0; k < 3; ++k) row.push_back(val && val->has_loss ? val->loss_items[k] : nan);
       row.insert(row.end(), lrs.begin(), lrs.end());
       results.append(row);
-      if (config.run.plots) plot_results(results.columns(), results.rows(), result.run_dir / "results.png");
+      if (config.run.plots)
+        plot_results(results.columns(), results.rows(), result.run_dir / "results.png");
 
       Checkpoint ckpt;
       ckpt.config_yaml = core::config_to_yaml(config);
@@ -270,10 +282,10 @@ FitResult fit(const core::TrainConfig& config_in, const FitOptions& options) {
     }
     ++result.epochs_completed;
     if (val) result.last_validation = std::move(val);
-    spdlog::info("epoch {}/{} done in {}", epoch + 1, epochs,
-                 format_duration(std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                               epoch_start)
-                                     .count()));
+    spdlog::info(
+        "epoch {}/{} done in {}", epoch + 1, epochs,
+        format_duration(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_start).count()));
 
     // --- early stopping (the reference's EarlyStopping: no improvement for `patience` epochs)
     if (config.schedule.patience > 0 && epoch - result.best_epoch >= config.schedule.patience &&

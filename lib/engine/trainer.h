@@ -26,7 +26,7 @@ struct FitResult {
   std::filesystem::path run_dir;
   int64_t epochs_completed = 0;
   double best_fitness = 0.0;
-  int64_t best_epoch = -1;      // 0-based
+  int64_t best_epoch = -1;  // 0-based
   bool early_stopped = false;
   std::optional<ValidationResult> last_validation;
   double seconds = 0.0;

@@ -30,9 +30,15 @@ OptimizerChoice choose_optimizer(const core::TrainConfig& config, int64_t train_
   c.weight_decay =
       optim::scaled_weight_decay(config.optim.weight_decay, config.data.batch, config.optim.nbs);
   switch (config.optim.optimizer) {
-    case core::OptimizerKind::kMuSGD: c.name = "MuSGD"; break;
-    case core::OptimizerKind::kSGD: c.name = "SGD"; break;
-    case core::OptimizerKind::kAdamW: c.name = "AdamW"; break;
+    case core::OptimizerKind::kMuSGD:
+      c.name = "MuSGD";
+      break;
+    case core::OptimizerKind::kSGD:
+      c.name = "SGD";
+      break;
+    case core::OptimizerKind::kAdamW:
+      c.name = "AdamW";
+      break;
     case core::OptimizerKind::kAuto: {
       const auto a = optim::choose_auto_optimizer(train_images, config.data.batch, config.optim.nbs,
                                                   config.schedule.epochs, nc);
@@ -65,9 +71,10 @@ std::unique_ptr<optim::Optimizer> build_optimizer(const core::TrainConfig& confi
     o.ns.steps = static_cast<int>(config.optim.ns_steps);
     for (int k = 0; k < 3; ++k) o.ns.coefficients[k] = config.optim.ns_coefficients[k];
     o.ns.dtype = config.optim.ns_dtype == core::NsDtype::kBF16 ? at::kBFloat16 : at::kFloat;
-    o.schedule = config.optim.impl == core::OptimizerImpl::kScalar    ? optim::MuonSchedule::kScalar
-                 : config.optim.impl == core::OptimizerImpl::kBatched ? optim::MuonSchedule::kBatched
-                                                                      : optim::MuonSchedule::kPadded;
+    o.schedule = config.optim.impl == core::OptimizerImpl::kScalar ? optim::MuonSchedule::kScalar
+                 : config.optim.impl == core::OptimizerImpl::kBatched
+                     ? optim::MuonSchedule::kBatched
+                     : optim::MuonSchedule::kPadded;
     return std::make_unique<optim::MuSGD>(std::move(groups), o);
   }
   if (choice.name == "SGD") return std::make_unique<optim::Sgd>(std::move(groups), foreach);
@@ -86,11 +93,11 @@ TrainingContext build_training_context(const core::TrainConfig& config,
   if (ctx.device.is_cuda()) set_cudnn_benchmark(config.run.cudnn_benchmark);
 
   ctx.dataset = data::load_dataset_yaml(config.data.data);
-  ctx.train_set = std::make_shared<data::DatasetIndex>(
-      data::load_split(ctx.dataset, data::Split::kTrain));
+  ctx.train_set =
+      std::make_shared<data::DatasetIndex>(data::load_split(ctx.dataset, data::Split::kTrain));
   if (options.need_val) {
-    ctx.val_set = std::make_shared<data::DatasetIndex>(
-        data::load_split(ctx.dataset, data::Split::kVal));
+    ctx.val_set =
+        std::make_shared<data::DatasetIndex>(data::load_split(ctx.dataset, data::Split::kVal));
   }
   auto loader_options = data::train_loader_options(config, options.rank, options.world_size);
   loader_options.show_progress = options.show_progress;
@@ -128,10 +135,10 @@ TrainingContext build_training_context(const core::TrainConfig& config,
                                                                     : "padded");
 
   ctx.live_state = named_state(*ctx.model);
-  ctx.ema = std::make_unique<optim::ModelEma>(
-      ctx.live_state, config.ema.decay, config.ema.tau,
-      config.ema.impl == core::EmaImpl::kScalar ? optim::EmaSchedule::kScalar
-                                                : optim::EmaSchedule::kForeach);
+  ctx.ema = std::make_unique<optim::ModelEma>(ctx.live_state, config.ema.decay, config.ema.tau,
+                                              config.ema.impl == core::EmaImpl::kScalar
+                                                  ? optim::EmaSchedule::kScalar
+                                                  : optim::EmaSchedule::kForeach);
 
   ctx.schedule.epochs = config.schedule.epochs;
   ctx.schedule.batches_per_epoch = ctx.train_loader->batches_per_epoch();

@@ -22,11 +22,11 @@
 namespace trainer::engine {
 
 struct OptimizerChoice {
-  std::string name;            // "MuSGD", "SGD", "AdamW"
-  double lr = 0.01;            // lr0 actually used (auto overrides it)
+  std::string name;  // "MuSGD", "SGD", "AdamW"
+  double lr = 0.01;  // lr0 actually used (auto overrides it)
   double momentum = 0.937;
   double warmup_bias_lr = 0.1;
-  double weight_decay = 0.0;   // scaled by batch / nbs
+  double weight_decay = 0.0;  // scaled by batch / nbs
   bool auto_chosen = false;
 };
 

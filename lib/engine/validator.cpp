@@ -96,8 +96,8 @@ Validator::Validator(std::shared_ptr<const data::DatasetIndex> val_set,
   int64_t annotation_id = 1;
   for (size_t i = 0; i < val_set_->size(); ++i) {
     const auto& item = val_set_->items[i];
-    ground_truth_.images.push_back({image_ids_[i], item.image.filename().string(), item.width,
-                                    item.height});
+    ground_truth_.images.push_back(
+        {image_ids_[i], item.image.filename().string(), item.width, item.height});
     auto add = [&](const data::NormBox& b, int cls, bool crowd) {
       const auto xyxy = to_pixels_xyxy(b, item.width, item.height);
       data::CocoAnnotation a;
@@ -125,8 +125,12 @@ ValidationOptions ValidationOptions::from_config(const core::TrainConfig& config
   return o;
 }
 
-int64_t Validator::category_id(int cls) const { return category_ids_.at(cls); }
-int64_t Validator::image_id(int64_t dataset_index) const { return image_ids_.at(dataset_index); }
+int64_t Validator::category_id(int cls) const {
+  return category_ids_.at(cls);
+}
+int64_t Validator::image_id(int64_t dataset_index) const {
+  return image_ids_.at(dataset_index);
+}
 
 ValidationResult Validator::run(model::DetectionModelImpl& model, loss::DetectionLoss* criterion,
                                 const ValidationOptions& options) {
@@ -160,7 +164,9 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
 
     t0 = Clock::now();
     if (criterion) {
-      loss_sum += (*criterion)(raw, batch->labels.to(device_), images.size(0)).items.cpu().to(torch::kFloat);
+      loss_sum += (*criterion)(raw, batch->labels.to(device_), images.size(0))
+                      .items.cpu()
+                      .to(torch::kFloat);
       ++loss_batches;
     }
     std::vector<at::Tensor> per_image;
@@ -170,8 +176,8 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
       auto top = model::topk_postprocess(model.head()->decode(levels).transpose(1, 2),
                                          options.predict.max_det);
       for (int64_t b = 0; b < top.size(0); ++b) {
-        per_image.push_back(model::filter_by_confidence(top[b], options.predict.conf,
-                                                        options.predict.max_det));
+        per_image.push_back(
+            model::filter_by_confidence(top[b], options.predict.conf, options.predict.max_det));
       }
     } else {
       std::vector<at::Tensor> levels;
@@ -190,12 +196,12 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
       std::vector<int> classes;
       for (int64_t k = 0; k < rows.size(0); ++k, r += 6) {
         auto unletterbox = [&](float v, double pad, int limit) {
-          return static_cast<float>(std::clamp((v - pad) / g.ratio, 0.0, static_cast<double>(limit)));
+          return static_cast<float>(
+              std::clamp((v - pad) / g.ratio, 0.0, static_cast<double>(limit)));
         };
-        std::array<float, 4> box = {unletterbox(r[0], g.pad_x, item.width),
-                                    unletterbox(r[1], g.pad_y, item.height),
-                                    unletterbox(r[2], g.pad_x, item.width),
-                                    unletterbox(r[3], g.pad_y, item.height)};
+        std::array<float, 4> box = {
+            unletterbox(r[0], g.pad_x, item.width), unletterbox(r[1], g.pad_y, item.height),
+            unletterbox(r[2], g.pad_x, item.width), unletterbox(r[3], g.pad_y, item.height)};
         // YOLO26's reg_max=1 head can predict negative side distances (x2 < x1); such a box
         // has no area: make it an empty box at its first corner rather than a negative size.
         box[2] = std::max(box[2], box[0]);
@@ -203,11 +209,14 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
         boxes.push_back(box);
         scores.push_back(r[4]);
         classes.push_back(static_cast<int>(r[5]));
-        detections.push_back({image_id(index), category_id(classes.back()),
-                              {box[0], box[1], box[2] - box[0], box[3] - box[1]}, r[4]});
+        detections.push_back({image_id(index),
+                              category_id(classes.back()),
+                              {box[0], box[1], box[2] - box[0], box[3] - box[1]},
+                              r[4]});
       }
       std::vector<std::array<float, 4>> gt_boxes;
-      for (const auto& nb : item.boxes) gt_boxes.push_back(to_pixels_xyxy(nb, item.width, item.height));
+      for (const auto& nb : item.boxes)
+        gt_boxes.push_back(to_pixels_xyxy(nb, item.width, item.height));
       metric.add_image(boxes, scores, classes, gt_boxes, item.classes);
     }
     result.postprocess_ms += elapsed_ms(t0);
@@ -266,8 +275,9 @@ std::string format_validation_table(const ValidationResult& r,
                          c.ap50_95, class_coco);
     }
   }
-  out += "(P, R, mAP50, mAP50-95: the reference trainer's metric; COCO AP: the COCO protocol, "
-         "identical to pycocotools)\n";
+  out +=
+      "(P, R, mAP50, mAP50-95: the reference trainer's metric; COCO AP: the COCO protocol, "
+      "identical to pycocotools)\n";
   return out;
 }
 

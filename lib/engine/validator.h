@@ -28,19 +28,19 @@
 namespace trainer::engine {
 
 struct ValidationOptions {
-  int64_t max_batches = 0;       // 0 = the whole split (the seeds' short fit uses 4)
-  bool coco = true;              // also run the COCO protocol
-  bool keep_detections = false;  // return every detection (for predictions.json)
-  model::PredictOptions predict; // conf 0.001, iou 0.7, max_det 300 (the reference's val values)
+  int64_t max_batches = 0;        // 0 = the whole split (the seeds' short fit uses 4)
+  bool coco = true;               // also run the COCO protocol
+  bool keep_detections = false;   // return every detection (for predictions.json)
+  model::PredictOptions predict;  // conf 0.001, iou 0.7, max_det 300 (the reference's val values)
 
   // From the config's conf, iou, max_det and val_batches.
   static ValidationOptions from_config(const core::TrainConfig& config);
 };
 
 struct ValidationResult {
-  eval::ReferenceMetric::Result metric;   // the reference's metric (P, R, mAP50, mAP50-95)
-  std::optional<eval::CocoStats> coco;    // the COCO protocol's 12 stats
-  std::array<double, 3> loss_items{};     // val box, cls, dfl (o2o for end-to-end models)
+  eval::ReferenceMetric::Result metric;  // the reference's metric (P, R, mAP50, mAP50-95)
+  std::optional<eval::CocoStats> coco;   // the COCO protocol's 12 stats
+  std::array<double, 3> loss_items{};    // val box, cls, dfl (o2o for end-to-end models)
   bool has_loss = false;
   int64_t images = 0;
   double preprocess_ms = 0, inference_ms = 0, postprocess_ms = 0;  // per image

@@ -18,10 +18,14 @@ bool is_norm_module(const torch::nn::Module& module) {
 
 const char* kind_name(GroupKind kind) {
   switch (kind) {
-    case GroupKind::kWeight: return "weight";
-    case GroupKind::kNorm: return "bn";
-    case GroupKind::kBias: return "bias";
-    case GroupKind::kMuon: return "muon";
+    case GroupKind::kWeight:
+      return "weight";
+    case GroupKind::kNorm:
+      return "bn";
+    case GroupKind::kBias:
+      return "bias";
+    case GroupKind::kMuon:
+      return "muon";
   }
   return "?";
 }
@@ -54,8 +58,7 @@ std::vector<ParamGroup> build_param_groups(const torch::nn::Module& model,
   auto add_parameters_of = [&](const std::string& module_name, const torch::nn::Module& module) {
     const bool norm = is_norm_module(module);
     for (const auto& param : module.named_parameters(/*recurse=*/false)) {
-      const std::string full =
-          module_name.empty() ? param.key() : module_name + "." + param.key();
+      const std::string full = module_name.empty() ? param.key() : module_name + "." + param.key();
       const at::Tensor& tensor = param.value();
       GroupKind kind;
       if (options.use_muon && (tensor.dim() == 2 || tensor.dim() == 4)) {

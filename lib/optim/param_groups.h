@@ -8,7 +8,8 @@
 //   3. owner is a norm layer          -> norm  (no decay)
 //   4. anything else                  -> weight (decay)
 // Under MuSGD each group is split in two: parameters of the detection head's classification towers
-// (`<head>.cv3.*`, `<head>.one2one_cv3.*`) get lr x head_lr_multiplier (3). Empty groups are dropped.
+// (`<head>.cv3.*`, `<head>.one2one_cv3.*`) get lr x head_lr_multiplier (3). Empty groups are
+// dropped.
 #pragma once
 
 #include <string>
@@ -23,12 +24,12 @@ class Module;
 namespace trainer::optim {
 
 struct GroupingOptions {
-  bool use_muon = false;        // MuSGD: muon groups and the head split
-  double lr = 0.01;             // initial lr of every group (before the head multiplier)
+  bool use_muon = false;  // MuSGD: muon groups and the head split
+  double lr = 0.01;       // initial lr of every group (before the head multiplier)
   double momentum = 0.937;
-  double weight_decay = 5e-4;   // already scaled by batch/nbs (scaled_weight_decay)
+  double weight_decay = 5e-4;  // already scaled by batch/nbs (scaled_weight_decay)
   double head_lr_multiplier = 3.0;
-  std::string head_prefix;      // e.g. "model.23." (empty: no head split)
+  std::string head_prefix;  // e.g. "model.23." (empty: no head split)
 };
 
 std::vector<ParamGroup> build_param_groups(const torch::nn::Module& model,

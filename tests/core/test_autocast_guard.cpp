@@ -1,6 +1,6 @@
 // The autocast guard: BF16 inside, previous state restored outside, nesting.
-#include <doctest/doctest.h>
 #include <ATen/autocast_mode.h>
+#include <doctest/doctest.h>
 #include <torch/torch.h>
 
 #include "core/autocast_guard.h"

@@ -1,12 +1,12 @@
 // Checkpoints: round trip, atomic replacement, and clear errors for broken or foreign files.
-#include <doctest/doctest.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <doctest/doctest.h>
 #include <torch/torch.h>
 
-#include <csignal>
-#include <fstream>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <csignal>
+#include <fstream>
 
 #include "core/error.h"
 #include "engine/checkpoint.h"
@@ -40,7 +40,8 @@ bool equal_maps(const TensorMap& a, const TensorMap& b) {
   if (a.size() != b.size()) return false;
   for (const auto& [k, v] : a) {
     auto it = b.find(k);
-    if (it == b.end() || !torch::equal(v, it->second) || v.dtype() != it->second.dtype()) return false;
+    if (it == b.end() || !torch::equal(v, it->second) || v.dtype() != it->second.dtype())
+      return false;
   }
   return true;
 }
@@ -126,7 +127,8 @@ TEST_CASE("checkpoint: foreign and missing files are named") {
   dict.insert("epoch", int64_t{3});
   const auto bytes = torch::pickle_save(c10::IValue(dict));
   const auto other = dir.path() / "other.pt";
-  std::ofstream(other, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(other, std::ios::binary)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   CHECK_THROWS_WITH_AS(load_checkpoint(other), doctest::Contains("format tag missing"),
                        trainer::core::InputError);
 }

@@ -8,8 +8,8 @@ namespace trainer::test {
 
 std::filesystem::path tiny_synthetic_dataset() {
   static const std::filesystem::path yaml = [] {
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("trainer-synth-" + std::to_string(::getpid()));
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("trainer-synth-" + std::to_string(::getpid()));
     demo::SyntheticOptions o;
     o.train_images = 16;
     o.val_images = 8;

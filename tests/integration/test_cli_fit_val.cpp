@@ -9,7 +9,9 @@
 using trainer::test::run_command;
 
 namespace {
-std::string trainer_binary() { return TRAINER_BINARY; }
+std::string trainer_binary() {
+  return TRAINER_BINARY;
+}
 std::string venv_python() {
   const char* home = std::getenv("HOME");
   const char* cache = std::getenv("TRAINER_CACHE");
@@ -29,7 +31,8 @@ TEST_CASE("cli: synth, fit and val on the synthetic set write a run folder and p
   REQUIRE(std::filesystem::exists(yaml));
   const std::string common = " data=" + yaml.string() +
                              " model=yolo26t imgsz=96 batch=4 nbs=4 workers=1 precision=fp32 "
-                             "device=cpu plots=false project=" + dir.path().string();
+                             "device=cpu plots=false project=" +
+                             dir.path().string();
   REQUIRE(run_command(trainer_binary() + " -q fit" + common + " epochs=2 name=fit", &out) == 0);
   CHECK(out.find("run folder: ") != std::string::npos);
   const auto weights = dir.path() / "fit" / "weights" / "best.pt";
@@ -42,8 +45,8 @@ TEST_CASE("cli: synth, fit and val on the synthetic set write a run folder and p
   REQUIRE(std::filesystem::exists(predictions));
   // Bad input: a checkpoint that is not one.
   trainer::test::write_text(dir.path() / "bad.ckpt", "junk");
-  CHECK(run_command(trainer_binary() + " val" + common + " name=bad weights=" +
-                        (dir.path() / "bad.ckpt").string(),
+  CHECK(run_command(trainer_binary() + " val" + common +
+                        " name=bad weights=" + (dir.path() / "bad.ckpt").string(),
                     &out) == 2);
   CHECK(out.find("bad.ckpt: not a readable checkpoint") != std::string::npos);
 }

@@ -76,7 +76,8 @@ TEST_CASE("fit: N epochs straight equal N/2, then resume, then N/2, bit for bit"
   std::string diff;
   CHECK_MESSAGE(equal_maps(full.model, after.model, &diff), "model differs at " << diff);
   CHECK_MESSAGE(equal_maps(full.ema, after.ema, &diff), "EMA differs at " << diff);
-  CHECK_MESSAGE(equal_maps(full.optimizer, after.optimizer, &diff), "optimizer differs at " << diff);
+  CHECK_MESSAGE(equal_maps(full.optimizer, after.optimizer, &diff),
+                "optimizer differs at " << diff);
   CHECK(full.last_opt_step == after.last_opt_step);
   CHECK(full.loss_updates == after.loss_updates);
   // results.csv: the resumed run kept rows 1-2 and appended 3-4.
