@@ -4,6 +4,7 @@
 #include "app/commands.h"
 #include "core/build_info.h"
 #include "core/runtime_info.h"
+#include "data/image_codec.h"
 
 namespace trainer::app {
 
@@ -25,7 +26,8 @@ void print_version_report() {
   }
   std::cout << "\ncuDNN available: " << yes_no(rt.cudnn_available);
   if (rt.cudnn_available) std::cout << " (" << rt.cudnn_version << ")";
-  std::cout << "\nOpenCV " << rt.opencv_version << "\n"
+  std::cout << "\nOpenCV " << rt.opencv_version << ", image codecs: " << data::image_codec_name()
+            << "\n"
             << "threads: " << rt.torch_threads << " LibTorch, " << rt.hardware_threads
             << " hardware (" << rt.cpu_model << ")\n";
 }

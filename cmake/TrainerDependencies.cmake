@@ -2,8 +2,9 @@
 # Image decoding, TRAINER_IMAGE_CODECS: `opencv` (default) decodes with OpenCV's imgcodecs; `turbojpeg`
 # with libjpeg-turbo's TurboJPEG (JPEG) and libpng (PNG) and needs only OpenCV core+imgproc. imgcodecs
 # drags in GDAL, GDCM, OpenEXR, HDF5, Poppler (~200 MiB on Debian 12), too much for the prepared GPU
-# bundle (scripts/make_gpu_bundle.sh), which is built with `turbojpeg`. Link `trainer_image_codecs`
-# for the selected decoder (it defines TRAINER_IMAGE_CODECS_OPENCV or TRAINER_IMAGE_CODECS_TURBOJPEG).
+# bundle (scripts/make_gpu_bundle.sh), which is built with `turbojpeg`. `trainer_image_codecs` links
+# the selected backend; TRAINER_IMAGE_CODECS_DEFINE (TRAINER_IMAGE_CODECS_OPENCV=1 or _TURBOJPEG=1) is
+# set on lib/data/image_codec.cpp alone, the one file that chooses.
 set(TRAINER_IMAGE_CODECS opencv CACHE STRING "Image decoding: opencv (imgcodecs) or turbojpeg (TurboJPEG + libpng)")
 set_property(CACHE TRAINER_IMAGE_CODECS PROPERTY STRINGS opencv turbojpeg)
 if(TRAINER_IMAGE_CODECS STREQUAL "opencv")
@@ -31,10 +32,10 @@ endif()
 add_library(trainer_image_codecs INTERFACE)
 if(TRAINER_IMAGE_CODECS STREQUAL "turbojpeg")
   target_link_libraries(trainer_image_codecs INTERFACE trainer_turbojpeg opencv_core)
-  target_compile_definitions(trainer_image_codecs INTERFACE TRAINER_IMAGE_CODECS_TURBOJPEG=1)
+  set(TRAINER_IMAGE_CODECS_DEFINE TRAINER_IMAGE_CODECS_TURBOJPEG=1)
 else()
   target_link_libraries(trainer_image_codecs INTERFACE opencv_imgcodecs)
-  target_compile_definitions(trainer_image_codecs INTERFACE TRAINER_IMAGE_CODECS_OPENCV=1)
+  set(TRAINER_IMAGE_CODECS_DEFINE TRAINER_IMAGE_CODECS_OPENCV=1)
 endif()
 find_package(yaml-cpp REQUIRED)
 find_package(spdlog REQUIRED)

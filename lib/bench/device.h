@@ -8,7 +8,8 @@
 
 namespace trainer::bench {
 
-// "" -> "cuda:0" when a GPU is usable, else "cpu"; "0", "1" -> "cuda:N"; "cuda" -> "cuda:0";
+// The spellings of core::parse_device without the machine checks: "" -> "cuda:0" when a GPU
+// is usable, else "cpu"; "0", "1" -> "cuda:N"; "cuda" -> "cuda:0";
 // "cpu", "cuda:N" unchanged. Throws core::ConfigError for anything else (e.g. "0,1").
 std::string resolve_device(const std::string& device);
 

@@ -1,7 +1,8 @@
 // Batch tiling and box drawing; see batch_plot.h.
 #include "data/batch_plot.h"
 
-#include <opencv2/imgcodecs.hpp>
+#include "data/image_codec.h"
+
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
@@ -77,9 +78,7 @@ cv::Mat plot_batch(const Batch& batch, const std::vector<std::string>& names, in
 void save_batch_plot(const Batch& batch, const std::vector<std::string>& names,
                      const std::filesystem::path& file) {
   const cv::Mat canvas = plot_batch(batch, names);
-  if (!cv::imwrite(file.string(), canvas, {cv::IMWRITE_JPEG_QUALITY, 90})) {
-    throw std::runtime_error("cannot write " + file.string());
-  }
+  write_image(file, canvas, 90);
 }
 
 }  // namespace trainer::data

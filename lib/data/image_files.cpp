@@ -2,19 +2,24 @@
 #include "data/image_files.h"
 
 #include <fmt/format.h>
-#include <opencv2/imgcodecs.hpp>
 
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <iterator>
 #include <set>
 
 #include "core/error.h"
+#include "data/codecs/exif_orientation.h"
+#include "data/image_codec.h"
 
 namespace fs = std::filesystem;
 
 namespace trainer::data {
 namespace {
+
+// APP0/APP1 come first in a JPEG and each is at most 64 KiB.
+constexpr size_t kExifSearchBytes = 3 * 65536;
 
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -134,15 +139,30 @@ std::optional<ImageHeader> read_image_header(const fs::path& file, std::string* 
   std::optional<ImageHeader> header;
   if (got >= 3 && sig[0] == 0xFF && sig[1] == 0xD8 && sig[2] == 0xFF) {
     header = jpeg_header(in, error);
+    if (header) {
+      // cv::imread turns the image by its EXIF orientation; report the size it will have.
+      std::vector<uint8_t> head(kExifSearchBytes);
+      in.clear();
+      in.seekg(0);
+      in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
+      head.resize(static_cast<size_t>(in.gcount()));
+      if (codecs::jpeg_exif_orientation(head.data(), head.size()) >= 5) {
+        std::swap(header->width, header->height);
+      }
+    }
   } else if (got >= 24 && sig[0] == 0x89 && sig[1] == 'P' && sig[2] == 'N' && sig[3] == 'G') {
     header = ImageHeader{be32(sig + 16), be32(sig + 20), ""};
   } else if (got == 0) {
     *error = "empty image file";
     return std::nullopt;
   } else {
-    const cv::Mat im = cv::imread(file.string(), cv::IMREAD_UNCHANGED);
+    in.seekg(0);
+    const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                     std::istreambuf_iterator<char>());
+    std::string why;
+    const cv::Mat im = decode_image_bgr(bytes, &why);
     if (im.empty()) {
-      *error = "cannot decode image";
+      *error = "cannot decode image: " + why;
       return std::nullopt;
     }
     header = ImageHeader{im.cols, im.rows, ""};

@@ -2,20 +2,27 @@
 #include "data/image_io.h"
 
 #include <fmt/format.h>
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 
 #include "core/error.h"
+#include "data/image_codec.h"
 
 namespace trainer::data {
 
 cv::Mat read_image_bgr(const std::filesystem::path& file) {
-  cv::Mat image = cv::imread(file.string(), cv::IMREAD_COLOR);
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw core::InputError(fmt::format("{}: image not found or unreadable", file.string()));
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                   std::istreambuf_iterator<char>());
+  std::string error;
+  cv::Mat image = decode_image_bgr(bytes, &error);
   if (image.empty()) {
-    throw core::InputError(fmt::format("{}: cannot decode image", file.string()));
+    throw core::InputError(fmt::format("{}: cannot decode image: {}", file.string(), error));
   }
   return image;
 }

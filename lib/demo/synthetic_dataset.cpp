@@ -7,12 +7,12 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 #include <random>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "data/image_codec.h"
 
 namespace trainer::demo {
 namespace {
@@ -160,7 +160,6 @@ void write_split(const std::filesystem::path& out, const std::string& split, int
   fs::create_directories(out / "annotations");
   nlohmann::json images = nlohmann::json::array();
   nlohmann::json annotations = nlohmann::json::array();
-  const std::vector<int> jpeg{cv::IMWRITE_JPEG_QUALITY, 92};
   int64_t annotation_id = 1;
   for (int i = 0; i < count; ++i) {
     const int id = first_id + i;
@@ -168,9 +167,7 @@ void write_split(const std::filesystem::path& out, const std::string& split, int
     cv::Mat image = textured_background(options.image_size, rng);
     const auto objects = draw_image(image, options, rng);
     const fs::path image_file = out / "images" / split / (stem + ".jpg");
-    if (!cv::imwrite(image_file.string(), image, jpeg)) {
-      throw core::InputError(fmt::format("{}: cannot write image", image_file.string()));
-    }
+    data::write_image(image_file, image, 92);
     std::string label_text;
     const double s = options.image_size;
     for (const auto& o : objects) {

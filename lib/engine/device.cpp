@@ -6,8 +6,7 @@
 #include <torch/cuda.h>
 #include <torch/utils.h>
 
-#include <cctype>
-
+#include "core/device_spelling.h"
 #include "core/error.h"
 
 #ifdef TRAINER_WITH_CUDA
@@ -17,16 +16,12 @@
 namespace trainer::engine {
 
 c10::Device resolve_device(const std::string& raw) {
-  std::string text;
-  for (char ch : raw) text += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (text == "cpu") return c10::Device(c10::kCPU);
+  const auto spelling = core::parse_device(raw);
+  using Kind = core::DeviceSpelling::Kind;
+  if (spelling.kind == Kind::kCpu) return c10::Device(c10::kCPU);
   const bool cuda = torch::cuda::is_available();
-  if (text.empty()) return cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
-  std::string index = text;
-  if (text.rfind("cuda", 0) == 0) index = text.size() > 5 ? text.substr(5) : "0";
-  if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos) {
-    throw core::ConfigError(
-        fmt::format("device: \"{}\" is not a device (use cpu, 0, 1, cuda:0 ...)", raw));
+  if (spelling.kind == Kind::kAuto) {
+    return cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
   }
 #ifndef TRAINER_WITH_CUDA
   throw core::ConfigError(fmt::format(
@@ -41,11 +36,10 @@ c10::Device resolve_device(const std::string& raw) {
                     raw));
   }
   const int64_t n = static_cast<int64_t>(torch::cuda::device_count());
-  const int64_t i = std::stoll(index);
-  if (i >= n) {
+  if (spelling.index >= n) {
     throw core::ConfigError(fmt::format("device: \"{}\" but only {} CUDA device(s)", raw, n));
   }
-  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(i));
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(spelling.index));
 #endif
 }
 

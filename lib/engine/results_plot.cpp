@@ -1,11 +1,12 @@
 // See results_plot.h.
 #include "engine/results_plot.h"
 
+#include "data/image_codec.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 namespace trainer::engine {
@@ -84,7 +85,7 @@ bool plot_results(const std::vector<std::string>& columns,
     draw_panel(canvas, area, columns[shown[k]], x, y);
   }
   const std::filesystem::path tmp = png.string() + ".tmp.png";
-  if (!cv::imwrite(tmp.string(), canvas)) return false;
+  data::write_image(tmp, canvas);
   std::filesystem::rename(tmp, png);
   return true;
 }

@@ -116,6 +116,22 @@ Validator::Validator(std::shared_ptr<const data::DatasetIndex> val_set,
   }
 }
 
+std::array<float, 4> to_original_xyxy(const std::array<float, 4>& xyxy,
+                                      const data::ImageGeometry& g) {
+  auto unletterbox = [&](float v, double pad, int limit) {
+    return static_cast<float>(std::clamp((v - pad) / g.ratio, 0.0, static_cast<double>(limit)));
+  };
+  std::array<float, 4> box = {unletterbox(xyxy[0], g.pad_x, g.original_width),
+                              unletterbox(xyxy[1], g.pad_y, g.original_height),
+                              unletterbox(xyxy[2], g.pad_x, g.original_width),
+                              unletterbox(xyxy[3], g.pad_y, g.original_height)};
+  // YOLO26's reg_max=1 head can predict negative side distances (x2 < x1); such a box has no
+  // area: make it an empty box at its first corner rather than a negative size.
+  box[2] = std::max(box[2], box[0]);
+  box[3] = std::max(box[3], box[1]);
+  return box;
+}
+
 ValidationOptions ValidationOptions::from_config(const core::TrainConfig& config) {
   ValidationOptions o;
   o.max_batches = config.run.val_batches;
@@ -169,21 +185,7 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
                       .to(torch::kFloat);
       ++loss_batches;
     }
-    std::vector<at::Tensor> per_image;
-    if (model.end2end() && !options.predict.use_one2many) {
-      std::vector<at::Tensor> levels;
-      for (const auto& t : raw.one2one) levels.push_back(t.to(torch::kFloat));
-      auto top = model::topk_postprocess(model.head()->decode(levels).transpose(1, 2),
-                                         options.predict.max_det);
-      for (int64_t b = 0; b < top.size(0); ++b) {
-        per_image.push_back(
-            model::filter_by_confidence(top[b], options.predict.conf, options.predict.max_det));
-      }
-    } else {
-      std::vector<at::Tensor> levels;
-      for (const auto& t : raw.one2many) levels.push_back(t.to(torch::kFloat));
-      per_image = model::non_max_suppression(model.head()->decode(levels), options.predict);
-    }
+    const std::vector<at::Tensor> per_image = model.postprocess(raw, options.predict);
     for (size_t b = 0; b < per_image.size(); ++b) {
       const int64_t index = batch->dataset_indices[b];
       if (!seen_images.insert(index).second) continue;  // padding repeats (sharded val)
@@ -195,17 +197,7 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
       std::vector<float> scores;
       std::vector<int> classes;
       for (int64_t k = 0; k < rows.size(0); ++k, r += 6) {
-        auto unletterbox = [&](float v, double pad, int limit) {
-          return static_cast<float>(
-              std::clamp((v - pad) / g.ratio, 0.0, static_cast<double>(limit)));
-        };
-        std::array<float, 4> box = {
-            unletterbox(r[0], g.pad_x, item.width), unletterbox(r[1], g.pad_y, item.height),
-            unletterbox(r[2], g.pad_x, item.width), unletterbox(r[3], g.pad_y, item.height)};
-        // YOLO26's reg_max=1 head can predict negative side distances (x2 < x1); such a box
-        // has no area: make it an empty box at its first corner rather than a negative size.
-        box[2] = std::max(box[2], box[0]);
-        box[3] = std::max(box[3], box[1]);
+        const std::array<float, 4> box = to_original_xyxy({r[0], r[1], r[2], r[3]}, g);
         boxes.push_back(box);
         scores.push_back(r[4]);
         classes.push_back(static_cast<int>(r[5]));

@@ -27,6 +27,12 @@
 
 namespace trainer::engine {
 
+// A box predicted on the letterboxed input -> original-image pixels: minus the padding, divided
+// by the ratio, clamped to the image; a box with x2 < x1 (or y2 < y1) becomes an empty box at its
+// first corner.
+std::array<float, 4> to_original_xyxy(const std::array<float, 4>& xyxy,
+                                      const data::ImageGeometry& geometry);
+
 struct ValidationOptions {
   int64_t max_batches = 0;        // 0 = the whole split (the seeds' short fit uses 4)
   bool coco = true;               // also run the COCO protocol

@@ -56,7 +56,7 @@ HeadPredictions HeadLoss::parse(const std::vector<at::Tensor>& levels) const {
   HeadPredictions p;
   p.pred_dist = all.narrow(1, 0, 4 * reg_max_).permute({0, 2, 1}).contiguous();
   p.pred_scores = all.narrow(1, 4 * reg_max_, num_classes_).permute({0, 2, 1}).contiguous();
-  const auto anchors = make_anchors(levels, strides_, 0.5);
+  const auto anchors = model::make_anchors(levels, strides_, 0.5, at::kFloat);
   p.anchor_points = anchors.points;
   p.stride = anchors.strides;
   p.image_h = static_cast<double>(levels[0].size(2)) * strides_[0];

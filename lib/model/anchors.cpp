@@ -1,31 +1,45 @@
-// make_anchors and dist2bbox (see anchors.h).
+// See anchors.h.
 #include "model/anchors.h"
 
 #include <torch/torch.h>
 
+#include <stdexcept>
+#include <string>
+
 namespace trainer::model {
+
+Anchors make_anchors(const std::vector<std::pair<int64_t, int64_t>>& level_hw,
+                     const std::vector<double>& strides, double offset, at::Device device,
+                     at::ScalarType dtype) {
+  if (level_hw.size() != strides.size()) {
+    throw std::invalid_argument("make_anchors: " + std::to_string(level_hw.size()) +
+                                " feature maps but " + std::to_string(strides.size()) + " strides");
+  }
+  const auto opts = torch::TensorOptions().dtype(dtype).device(device);
+  std::vector<at::Tensor> points, stride_list;
+  for (size_t i = 0; i < level_hw.size(); ++i) {
+    const auto [h, w] = level_hw[i];
+    auto sx = torch::arange(w, opts) + offset;
+    auto sy = torch::arange(h, opts) + offset;
+    auto grid = torch::meshgrid({sy, sx}, "ij");  // grid[0] = y (rows), grid[1] = x
+    points.push_back(torch::stack({grid[1], grid[0]}, -1).view({-1, 2}));
+    stride_list.push_back(torch::full({h * w, 1}, strides[i], opts));
+  }
+  return {torch::cat(points, 0), torch::cat(stride_list, 0)};
+}
 
 Anchors make_anchors(const std::vector<at::Tensor>& feats, const std::vector<double>& strides,
                      double offset) {
-  TORCH_CHECK(!feats.empty(), "make_anchors: no feature maps");
+  if (feats.empty()) throw std::invalid_argument("make_anchors: no feature maps");
   return make_anchors(feats, strides, offset, feats[0].scalar_type());
 }
 
 Anchors make_anchors(const std::vector<at::Tensor>& feats, const std::vector<double>& strides,
                      double offset, at::ScalarType dtype) {
-  TORCH_CHECK(feats.size() == strides.size(), "make_anchors: ", feats.size(), " levels but ",
-              strides.size(), " strides");
-  std::vector<at::Tensor> points, stride_list;
-  for (size_t i = 0; i < feats.size(); ++i) {
-    const int64_t h = feats[i].size(2), w = feats[i].size(3);
-    const auto opts = torch::TensorOptions().dtype(dtype).device(feats[i].device());
-    auto sx = torch::arange(w, opts) + offset;
-    auto sy = torch::arange(h, opts) + offset;
-    auto grid = torch::meshgrid({sy, sx}, "ij");
-    points.push_back(torch::stack({grid[1], grid[0]}, -1).view({-1, 2}));
-    stride_list.push_back(torch::full({h * w, 1}, strides[i], opts));
-  }
-  return {torch::cat(points, 0), torch::cat(stride_list, 0)};
+  std::vector<std::pair<int64_t, int64_t>> hw;
+  for (const auto& f : feats) hw.emplace_back(f.size(-2), f.size(-1));
+  const auto device = feats.empty() ? at::Device(at::kCPU) : feats.front().device();
+  return make_anchors(hw, strides, offset, device, dtype);
 }
 
 at::Tensor dist2bbox(const at::Tensor& distance, const at::Tensor& anchor_points, bool xywh,

@@ -122,18 +122,26 @@ torch::Tensor DetectionModelImpl::predict_topk(const torch::Tensor& images, int6
 
 std::vector<torch::Tensor> DetectionModelImpl::predict(const torch::Tensor& images,
                                                        const PredictOptions& options) {
-  if (spec_.end2end && !options.use_one2many) {
-    auto top = predict_topk(images, options.max_det);
+  torch::NoGradGuard no_grad;
+  EvalModeGuard eval(*this);
+  return postprocess(run(images), options);
+}
+
+std::vector<torch::Tensor> DetectionModelImpl::postprocess(const DetectOutput& raw,
+                                                           const PredictOptions& options) {
+  torch::NoGradGuard no_grad;
+  const bool one2one = spec_.end2end && !options.use_one2many;
+  std::vector<torch::Tensor> levels;
+  for (const auto& t : one2one ? raw.one2one : raw.one2many) levels.push_back(t.to(torch::kFloat));
+  if (one2one) {
+    auto top = topk_postprocess(head_->decode(levels).transpose(1, 2), options.max_det);
     std::vector<torch::Tensor> out;
     for (int64_t b = 0; b < top.size(0); ++b) {
       out.push_back(filter_by_confidence(top[b], options.conf, options.max_det));
     }
     return out;
   }
-  torch::NoGradGuard no_grad;
-  EvalModeGuard eval(*this);
-  auto raw = run(images);
-  return non_max_suppression(head_->decode(raw.one2many), options);
+  return non_max_suppression(head_->decode(levels), options);
 }
 
 std::vector<std::shared_ptr<torch::nn::Module>> DetectionModelImpl::layer_modules() const {

@@ -33,6 +33,10 @@ class DetectionModelImpl : public torch::nn::Module {
   // previous mode is restored).
   std::vector<torch::Tensor> predict(const torch::Tensor& images, const PredictOptions& options);
 
+  // The decode + postprocess half of predict(), on outputs already computed (the validator runs
+  // forward_train in eval mode once for both its loss and its detections).
+  std::vector<torch::Tensor> postprocess(const DetectOutput& raw, const PredictOptions& options);
+
   // YOLO26 only: the end-to-end output before the confidence filter, (B, min(max_det, A), 6).
   torch::Tensor predict_topk(const torch::Tensor& images, int64_t max_det = 300);
 

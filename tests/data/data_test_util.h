@@ -6,13 +6,13 @@
 #include <spdlog/spdlog.h>
 
 #include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
 
 #include <filesystem>
 #include <memory>
 #include <sstream>
 #include <string>
 
+#include "data/image_codec.h"
 #include "test_support.h"
 
 namespace trainer::test {
@@ -32,7 +32,7 @@ inline cv::Mat pattern_image(int height, int width, int seed = 0) {
 
 inline void write_image(const std::filesystem::path& file, const cv::Mat& image) {
   std::filesystem::create_directories(file.parent_path());
-  cv::imwrite(file.string(), image);
+  trainer::data::write_image(file, image);
 }
 
 // Routes the default logger into a string while alive.

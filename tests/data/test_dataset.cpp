@@ -85,6 +85,11 @@ TEST_CASE("dataset: every bad input is counted, skipped or repaired, and logged 
                                      {"range.jpg", "0 0.5 1.2 0.2 0.2\n"},
                                      {"dup.jpg", "2 0.5 0.5 0.2 0.2\n2 0.5 0.5 0.2 0.2\n"}});
   // A corrupt image (JPEG signature, then nothing usable) and a file that is no image at all.
+  const auto not_an_image_error = [] {
+    std::string why;
+    CHECK(decode_image_bgr({'h', 'e', 'l', 'l', 'o'}, &why).empty());
+    return why;
+  };
   write_text(dir / "images/train/broken.jpg", std::string("\xFF\xD8\xFF\xE0\x00\x10", 6) + "junk");
   write_text(dir / "images/train/notimage.png", "hello");
   write_text(dir / "labels/train/broken.txt", "0 0.5 0.5 0.2 0.2\n");
@@ -100,7 +105,7 @@ TEST_CASE("dataset: every bad input is counted, skipped or repaired, and logged 
       labels + "/arity.txt:1: expected 5 values (class cx cy w h), got 4 (image skipped)",
       images + "/broken.jpg: skipped: corrupt JPEG: no frame header",
       labels + "/dup.txt: 1 duplicate labels removed",
-      images + "/notimage.png: skipped: cannot decode image",
+      images + "/notimage.png: skipped: cannot decode image: " + not_an_image_error(),
       labels + "/range.txt:1: coordinate 1.2 is outside [0, 1] (not normalised?) (image skipped)",
       labels + "/text.txt:2: value 2 is not a number: 'x' (image skipped)"};
   CHECK(index.stats.problems == expected);
@@ -294,8 +299,13 @@ TEST_CASE("image io: grayscale and 4-channel files become 3-channel BGR") {
   const cv::Mat a = read_image_bgr(dir / "a.png");
   CHECK(a.channels() == 3);
   CHECK((a.at<cv::Vec3b>(5, 5) == cv::Vec3b(10, 20, 30)));
+  // A file that exists but is no image, and a missing file, get different messages.
+  trainer::test::write_text(dir / "text.png", "not an image");
+  const std::string corrupt = (dir / "text.png").string() + ": cannot decode image: ";
+  CHECK_THROWS_WITH_AS(read_image_bgr(dir / "text.png"), doctest::Contains(corrupt.c_str()),
+                       trainer::core::InputError);
   CHECK_THROWS_WITH_AS(read_image_bgr(dir / "none.png"),
-                       ((dir / "none.png").string() + ": cannot decode image").c_str(),
+                       ((dir / "none.png").string() + ": image not found or unreadable").c_str(),
                        trainer::core::InputError);
 }
 

@@ -242,7 +242,8 @@ TEST_CASE("loader: a worker's error reaches next() with the file name") {
     while (loader.next()) {
     }
   } catch (const std::exception& e) {
-    thrown = std::string(e.what()).find("im2.png: cannot decode image") != std::string::npos;
+    thrown =
+        std::string(e.what()).find("im2.png: image not found or unreadable") != std::string::npos;
   }
   CHECK(thrown);
 }

@@ -1,10 +1,12 @@
-// Anchors and strides at 640, and the ltrb <-> box conversions.
+// Anchors and strides at 640 (model/anchors.h, shared by the decoder and the loss), and the
+// loss's ltrb <-> box conversions.
 #include <doctest/doctest.h>
 #include <torch/torch.h>
 
 #include "loss/anchors.h"
 
 using namespace trainer::loss;
+using trainer::model::make_anchors;
 
 TEST_CASE("anchors and strides at 640: 8400 cell centres, level by level") {
   // P3/P4/P5 maps of a 640 input: 80 x 80, 40 x 40, 20 x 20 -> 6400 + 1600 + 400 = 8400.
@@ -29,6 +31,11 @@ TEST_CASE("anchors and strides at 640: 8400 cell centres, level by level") {
   CHECK(a.strides[8000].item<float>() == 32.0f);
   CHECK(a.strides[8399].item<float>() == 32.0f);
   CHECK((a.points.scalar_type() == torch::kFloat));
+  // The loss asks for fp32 anchors even when the head ran in bf16.
+  std::vector<torch::Tensor> half = {torch::zeros({1, 1, 80, 80}, torch::kBFloat16)};
+  const auto c = make_anchors(half, {8}, 0.5, torch::kFloat);
+  CHECK((c.points.scalar_type() == torch::kFloat));
+  CHECK(c.points[6399][0].item<float>() == 79.5f);
   // Non-square maps: 2 rows x 3 columns.
   const auto b = make_anchors({{2, 3}}, {8}, 0.5, torch::kCPU);
   CHECK(torch::equal(

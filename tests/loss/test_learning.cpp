@@ -8,11 +8,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 #include <sstream>
 
 #include "core/autocast_guard.h"
+#include "data/image_io.h"
 #include "loss/detection_loss.h"
 #include "model/detection_model.h"
 #include "test_support.h"
@@ -39,7 +39,7 @@ FixedBatch load_coco8_train(const fs::path& root) {
   std::vector<torch::Tensor> images;
   std::vector<float> rows;
   for (size_t i = 0; i < files.size(); ++i) {
-    cv::Mat bgr = cv::imread(files[i].string(), cv::IMREAD_COLOR);
+    cv::Mat bgr = data::read_image_bgr(files[i]);
     REQUIRE_MESSAGE(!bgr.empty(), files[i].string());
     const double r = std::min(double(kImgsz) / bgr.rows, double(kImgsz) / bgr.cols);
     const int nw = static_cast<int>(std::lround(bgr.cols * r));

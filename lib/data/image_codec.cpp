@@ -1,0 +1,121 @@
+// See image_codec.h. One of TRAINER_IMAGE_CODECS_OPENCV / _TURBOJPEG is defined by CMake.
+#include "data/image_codec.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+
+#include "core/error.h"
+
+#if defined(TRAINER_IMAGE_CODECS_TURBOJPEG)
+#include "data/codecs/turbojpeg_codec.h"
+#elif defined(TRAINER_IMAGE_CODECS_OPENCV)
+#include <opencv2/imgcodecs.hpp>
+#else
+#error \
+    "define TRAINER_IMAGE_CODECS_OPENCV or TRAINER_IMAGE_CODECS_TURBOJPEG (link trainer_image_codecs)"
+#endif
+
+namespace trainer::data {
+namespace {
+
+enum class Format { kJpeg, kPng, kOther };
+
+Format sniff(const std::vector<uint8_t>& b) {
+  if (b.size() >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) return Format::kJpeg;
+  if (b.size() >= 8 && b[0] == 0x89 && b[1] == 'P' && b[2] == 'N' && b[3] == 'G') {
+    return Format::kPng;
+  }
+  return Format::kOther;
+}
+
+std::string lower_extension(const std::filesystem::path& file) {
+  std::string ext = file.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
+}  // namespace
+
+#if defined(TRAINER_IMAGE_CODECS_TURBOJPEG)
+
+const char* image_codec_name() {
+  return "turbojpeg";
+}
+
+cv::Mat decode_image_bgr(const std::vector<uint8_t>& bytes, std::string* error) {
+  switch (sniff(bytes)) {
+    case Format::kJpeg:
+      return codecs::decode_jpeg_bgr(bytes.data(), bytes.size(), error);
+    case Format::kPng:
+      return codecs::decode_png_bgr(bytes.data(), bytes.size(), error);
+    case Format::kOther:
+      break;
+  }
+  *error =
+      "not a JPEG or PNG: this build decodes only those (TRAINER_IMAGE_CODECS=turbojpeg); "
+      "build with TRAINER_IMAGE_CODECS=opencv for BMP, TIFF and WebP";
+  return {};
+}
+
+namespace {
+std::vector<uint8_t> encode(const std::string& ext, const cv::Mat& image, int quality,
+                            std::string* error) {
+  if (ext == ".jpg" || ext == ".jpeg") return codecs::encode_jpeg(image, quality, error);
+  if (ext == ".png") return codecs::encode_png(image, error);
+  *error = "only .jpg and .png can be written by this build";
+  return {};
+}
+}  // namespace
+
+#else  // TRAINER_IMAGE_CODECS_OPENCV
+
+const char* image_codec_name() {
+  return "opencv";
+}
+
+cv::Mat decode_image_bgr(const std::vector<uint8_t>& bytes, std::string* error) {
+  cv::Mat image;
+  if (!bytes.empty()) image = cv::imdecode(bytes, cv::IMREAD_COLOR);
+  if (image.empty()) {
+    *error = sniff(bytes) == Format::kJpeg  ? "corrupt JPEG"
+             : sniff(bytes) == Format::kPng ? "corrupt PNG"
+                                            : "unknown format or corrupt file";
+  }
+  return image;
+}
+
+namespace {
+std::vector<uint8_t> encode(const std::string& ext, const cv::Mat& image, int quality,
+                            std::string* error) {
+  std::vector<uint8_t> out;
+  std::vector<int> params;
+  if (ext == ".jpg" || ext == ".jpeg") params = {cv::IMWRITE_JPEG_QUALITY, quality};
+  try {
+    if (!cv::imencode(ext, image, out, params)) *error = "encoding failed";
+  } catch (const cv::Exception& e) {
+    *error = e.what();
+    out.clear();
+  }
+  return out;
+}
+}  // namespace
+
+#endif
+
+void write_image(const std::filesystem::path& file, const cv::Mat& image, int jpeg_quality) {
+  std::string error;
+  const auto bytes = encode(lower_extension(file), image, jpeg_quality, &error);
+  if (bytes.empty()) {
+    throw core::InputError(fmt::format("{}: cannot write image: {}", file.string(), error));
+  }
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw core::InputError(fmt::format("{}: cannot write image", file.string()));
+}
+
+}  // namespace trainer::data

@@ -1,0 +1,29 @@
+// Image files in and out through one interface; the backend is chosen when the project is built.
+//
+// Why: every decode and encode (dataset images, previews, plots, the synthetic set) must go through
+// one place so a build can swap OpenCV's imgcodecs for the light TurboJPEG + libpng pair the GPU
+// bundle carries (TRAINER_IMAGE_CODECS=opencv|turbojpeg in CMake). Both give the pixels cv::imread
+// gives with IMREAD_COLOR: 8-bit BGR, EXIF orientation applied, gray as 3 channels, alpha dropped.
+// The turbojpeg build reads JPEG and PNG only and says so for anything else.
+#pragma once
+
+#include <opencv2/core.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace trainer::data {
+
+// "opencv" or "turbojpeg".
+const char* image_codec_name();
+
+// Decodes encoded bytes to HxWx3 uint8 BGR; an empty Mat with `error` set when it cannot.
+cv::Mat decode_image_bgr(const std::vector<uint8_t>& bytes, std::string* error);
+
+// Encodes an 8-bit gray or BGR image as JPEG (.jpg/.jpeg, `jpeg_quality`) or PNG (.png) by the
+// file's extension and writes it. Throws core::InputError naming the file on failure.
+void write_image(const std::filesystem::path& file, const cv::Mat& image, int jpeg_quality = 95);
+
+}  // namespace trainer::data
