@@ -16,6 +16,7 @@
 #   GPU_CHECK_ALLOW_CPU  1: a CPU-only run is a pass (otherwise it exits 3 after running everything)
 #   GPU_CHECK_BUILD_DIR  default build-gpu;  GPU_CHECK_JOBS  default nproc
 #   GPU_CHECK_BUDGET_S   default 480;  GPU_CHECK_STEPS  default configure,build,test,bench
+#   GPU_CHECK_TARGETS    build only these targets (space-separated, e.g. "trainer"); default all
 #   GPU_CHECK_CUDA_BUILD 1: build with CUDA even without a GPU (compile check only)
 #   GPU_CHECK_PYTHON     the python whose torch to build against (default: the first that has torch)
 #   GPU_CHECK_CMAKE_ARGS extra CMake arguments (word-split)
@@ -300,7 +301,9 @@ if wants configure; then
   fi
 fi
 if wants build; then
-  step build "$(scaled 300)" cmake --build "$build" -j "$jobs" || finish 1
+  target_args=()
+  for t in ${GPU_CHECK_TARGETS:-}; do target_args+=(--target "$t"); done
+  step build "$(scaled 300)" cmake --build "$build" -j "$jobs" "${target_args[@]}" || finish 1
   if [ -n "$bundle_prefix" ]; then
     # Provenance: headers of the bundled libraries read from the system, and libraries loaded from
     # outside the bundle/LibTorch/the base system. Both should be empty.

@@ -295,14 +295,13 @@ TEST_CASE("turbojpeg: encoders round-trip through OpenCV's decoder") {
 #else
 
 TEST_CASE("turbojpeg: the comparison with OpenCV needs both decoders") {
-  MESSAGE(
-      "skipped: this build has "
 #if defined(TRAINER_HAS_TURBOJPEG_CODEC)
-      "no OpenCV imgcodecs (TRAINER_IMAGE_CODECS=turbojpeg)"
+  const char* why = "no OpenCV imgcodecs (TRAINER_IMAGE_CODECS=turbojpeg)";
 #else
-      "no TurboJPEG/libpng (install libturbojpeg0-dev libpng-dev: scripts/setup.sh does)"
+  const char* why =
+      "no TurboJPEG/libpng (install libturbojpeg0-dev libpng-dev: scripts/setup.sh does)";
 #endif
-  );
+  MESSAGE("skipped: this build has " << why);
 }
 
 #endif
