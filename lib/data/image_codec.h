@@ -22,8 +22,8 @@ const char* image_codec_name();
 // Decodes encoded bytes to HxWx3 uint8 BGR; an empty Mat with `error` set when it cannot.
 cv::Mat decode_image_bgr(const std::vector<uint8_t>& bytes, std::string* error);
 
-// Encodes an 8-bit gray or BGR image as JPEG (.jpg/.jpeg, `jpeg_quality`) or PNG (.png) by the
-// file's extension and writes it. Throws core::InputError naming the file on failure.
+// Encodes an 8-bit gray or BGR image (PNG also BGRA) as JPEG (.jpg/.jpeg, `jpeg_quality`) or PNG
+// (.png) by the file's extension and writes it. Throws core::InputError naming the file on failure.
 void write_image(const std::filesystem::path& file, const cv::Mat& image, int jpeg_quality = 95);
 
 }  // namespace trainer::data

@@ -289,6 +289,11 @@ TEST_CASE("turbojpeg: encoders round-trip through OpenCV's decoder") {
   const cv::Mat back = cv::imdecode(jpeg, cv::IMREAD_COLOR);
   REQUIRE(back.size() == smooth.size());
   CHECK(cv::norm(back, smooth, cv::NORM_INF) <= 3);
+  cv::Mat bgra(9, 7, CV_8UC4);
+  cv::randu(bgra, 0, 256);
+  const auto png4 = codecs::encode_png(bgra, &error);
+  REQUIRE(!png4.empty());
+  CHECK(same_pixels(cv::imdecode(png4, cv::IMREAD_UNCHANGED), bgra));  // alpha kept in the file
   CHECK(codecs::encode_png(cv::Mat(4, 4, CV_32FC1), &error).empty());
 }
 

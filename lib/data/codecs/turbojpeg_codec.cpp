@@ -129,11 +129,14 @@ bool png_write(PngSink* sink, int width, int height, int channels, png_bytep* ro
   }
   png_set_write_fn(png, sink, png_write_to_memory, png_flush_memory);
   png_set_compression_level(png, 3);
+  const int color_type = channels == 4   ? PNG_COLOR_TYPE_RGB_ALPHA
+                         : channels == 3 ? PNG_COLOR_TYPE_RGB
+                                         : PNG_COLOR_TYPE_GRAY;
   png_set_IHDR(png, info, static_cast<png_uint_32>(width), static_cast<png_uint_32>(height), 8,
-               channels == 3 ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
-               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+               color_type, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+               PNG_FILTER_TYPE_DEFAULT);
   png_write_info(png, info);
-  if (channels == 3) png_set_bgr(png);
+  if (channels >= 3) png_set_bgr(png);
   png_write_image(png, rows);
   png_write_end(png, nullptr);
   png_destroy_write_struct(&png, &info);
@@ -215,8 +218,8 @@ std::vector<uint8_t> encode_jpeg(const cv::Mat& image, int quality, std::string*
 }
 
 std::vector<uint8_t> encode_png(const cv::Mat& image, std::string* error) {
-  if (image.depth() != CV_8U || (image.channels() != 3 && image.channels() != 1)) {
-    *error = "PNG encoding needs an 8-bit gray or BGR image";
+  if (image.depth() != CV_8U || image.channels() == 2 || image.channels() > 4) {
+    *error = "PNG encoding needs an 8-bit gray, BGR or BGRA image";
     return {};
   }
   std::vector<png_bytep> rows(static_cast<size_t>(image.rows));

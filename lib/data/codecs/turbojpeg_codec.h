@@ -21,7 +21,7 @@ namespace trainer::data::codecs {
 cv::Mat decode_jpeg_bgr(const uint8_t* data, size_t size, std::string* error);
 cv::Mat decode_png_bgr(const uint8_t* data, size_t size, std::string* error);
 
-// 8-bit 1- or 3-channel (BGR) images. Empty result with `error` set on failure.
+// 8-bit gray or BGR images (PNG also BGRA). Empty result with `error` set on failure.
 std::vector<uint8_t> encode_jpeg(const cv::Mat& image, int quality, std::string* error);
 std::vector<uint8_t> encode_png(const cv::Mat& image, std::string* error);
 
