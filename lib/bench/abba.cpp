@@ -17,15 +17,6 @@ std::vector<double> values_of(const std::vector<ArmMeasurement>& arms) {
   return v;
 }
 
-Json summary_json(const Summary& s) {
-  Json j;
-  j["median"] = s.median;
-  j["min"] = s.min;
-  j["max"] = s.max;
-  j["count"] = s.count;
-  return j;
-}
-
 Json arms_json(const std::vector<ArmMeasurement>& arms, const Summary& summary,
                bool include_details) {
   Json j = summary_json(summary);

@@ -9,20 +9,6 @@
 #include "bench/stats.h"
 
 namespace trainer::bench {
-namespace {
-
-Json summary_json(const std::vector<double>& values) {
-  const Summary s = summarize(values);
-  Json j;
-  j["median"] = s.median;
-  j["min"] = s.min;
-  j["max"] = s.max;
-  j["count"] = s.count;
-  return j;
-}
-
-}  // namespace
-
 const std::vector<std::string>& stage_names() {
   static const std::vector<std::string> names = {
       "loader_wait", "h2d", "forward_loss", "backward", "clip", "optimizer", "ema"};
@@ -51,7 +37,7 @@ Json interval_json(const engine::IntervalResult& timed, const engine::IntervalRe
   j["warmup"] = options.warmup;
   j["measure"] = options.measure;
   j["batches_per_epoch"] = timed.batches_per_epoch;
-  j["interval_ms"] = summary_json(timed.intervals_ms);
+  j["interval_ms"] = summary_json(summarize(timed.intervals_ms));
   j["intervals_ms"] = timed.intervals_ms;
   if (breakdown != nullptr) {
     Json stages;
@@ -60,13 +46,13 @@ Json interval_json(const engine::IntervalResult& timed, const engine::IntervalRe
     for (const auto& name : stage_names()) {
       const auto& values = stage_values(breakdown->stages, name);
       if (values.empty()) throw std::invalid_argument("breakdown stage '" + name + "' is empty");
-      stages[name] = summary_json(values);
+      stages[name] = summary_json(summarize(values));
       stage_sum += stages[name]["median"].get<double>();
       raw[name] = values;
     }
     Json b;
     b["note"] = "separate run with a device sync at every stage edge; not the timed interval";
-    b["interval_ms"] = summary_json(breakdown->intervals_ms);
+    b["interval_ms"] = summary_json(summarize(breakdown->intervals_ms));
     b["stages_ms"] = stages;
     b["sum_of_stage_medians_ms"] = stage_sum;
     b["raw_ms"] = raw;

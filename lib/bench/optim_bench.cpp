@@ -165,10 +165,7 @@ Json compare(Harness& harness, const std::vector<ArmDef>& arms, const OptimBench
   rule.threshold = options.threshold;
   for (size_t a = 1; a < arms.size(); ++a) {
     const AbbaResult r = reduce_pairs(measured[0], measured[a], rule);
-    Json red;
-    red["median"] = r.reduction_summary.median;
-    red["min"] = r.reduction_summary.min;
-    red["max"] = r.reduction_summary.max;
+    Json red = summary_json(r.reduction_summary);
     red["values"] = r.reductions;
     red["speedup_median"] = r.baseline_summary.median / r.candidate_summary.median;
     red["verdict"] = verdict_name(r.verdict);

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "bench/stats.h"
 #include "core/build_info.h"
 #include "core/runtime_info.h"
 
@@ -113,6 +114,15 @@ RunRecord collect_run_record(const std::string& device) {
   if (::gethostname(host.data(), host.size() - 1) == 0) r.hostname = host.data();
   r.command_line = read_command_line();
   return r;
+}
+
+Json summary_json(const Summary& s) {
+  Json j;
+  j["median"] = s.median;
+  j["min"] = s.min;
+  j["max"] = s.max;
+  j["count"] = s.count;
+  return j;
 }
 
 Json record_to_json(const RunRecord& r) {

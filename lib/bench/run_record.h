@@ -60,6 +60,10 @@ std::string utc_now_iso8601();
 
 Json record_to_json(const RunRecord& record);
 
+struct Summary;
+// {median, min, max, count}: how every benchmark report writes a summary.
+Json summary_json(const Summary& summary);
+
 // The keys record_to_json() always writes; missing_fields(j, keys) lists those absent from `j`
 // (the schema check used by tests and by the ABBA parent on each child's output).
 const std::vector<std::string>& record_json_keys();

@@ -106,6 +106,16 @@ std::vector<uint8_t> encode(const std::string& ext, const cv::Mat& image, int qu
 
 #endif
 
+bool read_file_bytes(const std::filesystem::path& file, std::vector<uint8_t>* bytes) {
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
+  if (!in) return false;
+  const std::streamsize size = in.tellg();
+  if (size < 0) return false;
+  bytes->resize(static_cast<size_t>(size));
+  in.seekg(0);
+  return static_cast<bool>(in.read(reinterpret_cast<char*>(bytes->data()), size));
+}
+
 void write_image(const std::filesystem::path& file, const cv::Mat& image, int jpeg_quality) {
   std::string error;
   const auto bytes = encode(lower_extension(file), image, jpeg_quality, &error);

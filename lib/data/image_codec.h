@@ -19,6 +19,9 @@ namespace trainer::data {
 // "opencv" or "turbojpeg".
 const char* image_codec_name();
 
+// A whole file in one read (sized from the file); false when it cannot be opened or read.
+bool read_file_bytes(const std::filesystem::path& file, std::vector<uint8_t>* bytes);
+
 // Decodes encoded bytes to HxWx3 uint8 BGR; an empty Mat with `error` set when it cannot.
 cv::Mat decode_image_bgr(const std::vector<uint8_t>& bytes, std::string* error);
 

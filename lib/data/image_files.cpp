@@ -6,8 +6,9 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
-#include <iterator>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "data/codecs/exif_orientation.h"
@@ -17,9 +18,6 @@ namespace fs = std::filesystem;
 
 namespace trainer::data {
 namespace {
-
-// APP0/APP1 come first in a JPEG and each is at most 64 KiB.
-constexpr size_t kExifSearchBytes = 3 * 65536;
 
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -41,8 +39,12 @@ int be32(const unsigned char* p) {
                           uint32_t(p[3]));
 }
 
+// Walks the segments up to the frame header: its size, turned by an Exif orientation found on the
+// way (cv::imread turns the image, so the reported size is the turned one). Reads only the
+// segment headers and an APP1 segment, never the image data.
 std::optional<ImageHeader> jpeg_header(std::ifstream& in, std::string* error) {
   unsigned char buf[9];
+  int orientation = 1;
   in.seekg(2);
   for (;;) {
     int byte = in.get();
@@ -63,11 +65,21 @@ std::optional<ImageHeader> jpeg_header(std::ifstream& in, std::string* error) {
       ImageHeader h;
       h.height = be16(buf + 1);
       h.width = be16(buf + 3);
+      if (orientation >= 5) std::swap(h.width, h.height);
       in.seekg(-2, std::ios::end);
       unsigned char tail[2] = {0, 0};
       in.read(reinterpret_cast<char*>(tail), 2);
       if (tail[0] != 0xFF || tail[1] != 0xD9) h.warning = "JPEG has no end marker (truncated?)";
       return h;
+    }
+    if (marker == 0xE1 && orientation == 1) {
+      std::vector<uint8_t> payload(static_cast<size_t>(length - 2));
+      if (!in.read(reinterpret_cast<char*>(payload.data()),
+                   static_cast<std::streamsize>(payload.size()))) {
+        break;
+      }
+      orientation = codecs::exif_app1_orientation(payload.data(), payload.size());
+      continue;
     }
     in.seekg(length - 2, std::ios::cur);
   }
@@ -139,26 +151,14 @@ std::optional<ImageHeader> read_image_header(const fs::path& file, std::string* 
   std::optional<ImageHeader> header;
   if (got >= 3 && sig[0] == 0xFF && sig[1] == 0xD8 && sig[2] == 0xFF) {
     header = jpeg_header(in, error);
-    if (header) {
-      // cv::imread turns the image by its EXIF orientation; report the size it will have.
-      std::vector<uint8_t> head(kExifSearchBytes);
-      in.clear();
-      in.seekg(0);
-      in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
-      head.resize(static_cast<size_t>(in.gcount()));
-      if (codecs::jpeg_exif_orientation(head.data(), head.size()) >= 5) {
-        std::swap(header->width, header->height);
-      }
-    }
   } else if (got >= 24 && sig[0] == 0x89 && sig[1] == 'P' && sig[2] == 'N' && sig[3] == 'G') {
     header = ImageHeader{be32(sig + 16), be32(sig + 20), ""};
   } else if (got == 0) {
     *error = "empty image file";
     return std::nullopt;
   } else {
-    in.seekg(0);
-    const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                                     std::istreambuf_iterator<char>());
+    std::vector<uint8_t> bytes;
+    read_file_bytes(file, &bytes);
     std::string why;
     const cv::Mat im = decode_image_bgr(bytes, &why);
     if (im.empty()) {

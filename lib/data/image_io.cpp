@@ -6,8 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <iterator>
 
 #include "core/error.h"
 #include "data/image_codec.h"
@@ -15,10 +13,10 @@
 namespace trainer::data {
 
 cv::Mat read_image_bgr(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw core::InputError(fmt::format("{}: image not found or unreadable", file.string()));
-  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                                   std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes;
+  if (!read_file_bytes(file, &bytes)) {
+    throw core::InputError(fmt::format("{}: image not found or unreadable", file.string()));
+  }
   std::string error;
   cv::Mat image = decode_image_bgr(bytes, &error);
   if (image.empty()) {

@@ -11,8 +11,9 @@ int read16(const uint8_t* p, bool little) {
 }
 
 uint32_t read32(const uint8_t* p, bool little) {
-  return little ? uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24
-                : uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | uint32_t{p[3]};
+  return little
+             ? uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24
+             : uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | uint32_t{p[3]};
 }
 
 // The orientation in a TIFF block (the APP1 payload after "Exif\0\0"), or 1.
@@ -55,15 +56,19 @@ int jpeg_exif_orientation(const uint8_t* data, size_t size) {
     if (marker == 0xDA || marker == 0xD9) return 1;  // scan or end: no Exif before the image
     const size_t length = (size_t{data[at + 2]} << 8) | data[at + 3];
     if (length < 2 || at + 2 + length > size) return 1;
-    const uint8_t* payload = data + at + 4;
-    const size_t payload_size = length - 2;
-    if (marker == 0xE1 && payload_size >= 6 && payload[0] == 'E' && payload[1] == 'x' &&
-        payload[2] == 'i' && payload[3] == 'f' && payload[4] == 0 && payload[5] == 0) {
-      return tiff_orientation(payload + 6, payload_size - 6);
+    if (marker == 0xE1) {
+      const int orientation = exif_app1_orientation(data + at + 4, length - 2);
+      if (orientation != 1) return orientation;
     }
     at += 2 + length;
   }
   return 1;
+}
+
+int exif_app1_orientation(const uint8_t* payload, size_t size) {
+  const bool exif = size >= 6 && payload[0] == 'E' && payload[1] == 'x' && payload[2] == 'i' &&
+                    payload[3] == 'f' && payload[4] == 0 && payload[5] == 0;
+  return exif ? tiff_orientation(payload + 6, size - 6) : 1;
 }
 
 cv::Mat apply_exif_orientation(const cv::Mat& image, int orientation) {
