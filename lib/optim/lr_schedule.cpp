@@ -37,17 +37,16 @@ double group_lr(const ScheduleSettings& s, GroupKind kind, double initial_lr, in
   const int64_t epoch = ni / std::max<int64_t>(s.batches_per_epoch, 1);
   const double target = initial_lr * lr_factor(s, epoch);
   const double start = kind == GroupKind::kBias ? s.warmup_bias_lr : 0.0;
-  if (ni < nw) return interp(static_cast<double>(ni), 0.0, static_cast<double>(nw), start, target);
-  const int64_t epoch_start = epoch * s.batches_per_epoch;
-  if (nw > 0 && epoch_start < nw) {  // warmup ended inside this epoch: its last value holds
-    return interp(static_cast<double>(nw - 1), 0.0, static_cast<double>(nw), start, target);
+  // ni == nw is still warmup and lands exactly on the target, so the rest of the epoch uses it too.
+  if (nw > 0 && ni <= nw) {
+    return interp(static_cast<double>(ni), 0.0, static_cast<double>(nw), start, target);
   }
   return target;
 }
 
 std::optional<double> warmup_momentum_at(const ScheduleSettings& s, int64_t ni) {
   const int64_t nw = warmup_iterations(s);
-  if (ni >= nw) return std::nullopt;
+  if (nw <= 0 || ni > nw) return std::nullopt;
   return interp(static_cast<double>(ni), 0.0, static_cast<double>(nw), s.warmup_momentum,
                 s.momentum);
 }
@@ -55,17 +54,24 @@ std::optional<double> warmup_momentum_at(const ScheduleSettings& s, int64_t ni) 
 double momentum_at(const ScheduleSettings& s, int64_t ni, double initial) {
   const int64_t nw = warmup_iterations(s);
   if (nw <= 0) return initial;
-  return *warmup_momentum_at(s, std::min(ni, nw - 1));
+  return *warmup_momentum_at(s, std::min(ni, nw));
+}
+
+int64_t nominal_accumulate(const ScheduleSettings& s) {
+  const int64_t full = std::max<int64_t>(
+      round_half_even(static_cast<double>(s.nbs) / static_cast<double>(s.batch)), 1);
+  return std::min(full, std::max<int64_t>(s.batches_per_epoch * s.epochs, 1));
 }
 
 int64_t accumulate_at(const ScheduleSettings& s, int64_t ni) {
   const int64_t nw = warmup_iterations(s);
-  const double full = static_cast<double>(s.nbs) / static_cast<double>(s.batch);
-  if (ni < nw) {
-    return std::max<int64_t>(1, round_half_even(interp(static_cast<double>(ni), 0.0,
-                                                       static_cast<double>(nw), 1.0, full)));
+  const int64_t nominal = nominal_accumulate(s);
+  if (nw > 0 && ni <= nw) {
+    return std::max<int64_t>(
+        1, round_half_even(interp(static_cast<double>(ni), 0.0, static_cast<double>(nw), 1.0,
+                                  static_cast<double>(nominal))));
   }
-  return std::max<int64_t>(round_half_even(full), 1);
+  return nominal;
 }
 
 double scaled_weight_decay(double weight_decay, int64_t batch, int64_t nbs) {

@@ -37,19 +37,21 @@ int64_t warmup_iterations(const ScheduleSettings& s);
 // lf(e): linear max(1 - e/E, 0)(1 - lrf) + lrf, or cosine ((1 - cos(pi e/E))/2)(lrf - 1) + 1.
 double lr_factor(const ScheduleSettings& s, int64_t epoch);
 
-// The lr a group uses at global iteration ni (= i + nb*epoch), warmup included. After warmup ends
-// mid-epoch the last warmup value holds until the next epoch starts, as in the reference.
+// The lr a group uses at global iteration ni (= i + nb*epoch), warmup included. Warmup runs while
+// ni <= nw (8.4.190), so at ni == nw it lands exactly on the epoch's target, which then holds.
 double group_lr(const ScheduleSettings& s, GroupKind kind, double initial_lr, int64_t ni);
 
-// The momentum warmup sets at ni, or nullopt once warmup is over (the value then stays as it was).
+// The momentum warmup sets at ni (ni <= nw), or nullopt once warmup is over (or there is none).
 std::optional<double> warmup_momentum_at(const ScheduleSettings& s, int64_t ni);
 
 // The momentum a group has at ni as a pure function (so a resumed run gets the same value): the
-// warmup value while ni < nw; afterwards the value warmup left behind (at ni = nw - 1, which the
-// reference keeps because nothing resets it), or `initial` when there is no warmup.
+// warmup value while ni <= nw, then `momentum` (where warmup left it), or `initial` without warmup.
 double momentum_at(const ScheduleSettings& s, int64_t ni, double initial);
 
-// Optimizer steps happen every `accumulate` batches: ramps 1 -> nbs/batch during warmup.
+// max(round(nbs / batch), 1), capped at the run's batch count (nb * epochs) as the reference does.
+int64_t nominal_accumulate(const ScheduleSettings& s);
+
+// Optimizer steps happen every `accumulate` batches: ramps 1 -> nominal while ni <= nw.
 int64_t accumulate_at(const ScheduleSettings& s, int64_t ni);
 
 // weight_decay * batch * accumulate / nbs with accumulate = max(round(nbs / batch), 1).

@@ -45,20 +45,29 @@ TEST_CASE("group lr during and after warmup, bias group from warmup_bias_lr") {
   CHECK(group_lr(s, GroupKind::kMuon, 0.01, 15) == doctest::Approx(0.004505));
   CHECK(group_lr(s, GroupKind::kMuon, 0.01, 35) == doctest::Approx(0.00703));
   auto frac = ten_by_ten();
-  frac.warmup_epochs = 1.5;  // nw = 15 ends inside epoch 1: the value at ni = 14 holds
-  CHECK(group_lr(frac, GroupKind::kWeight, 0.01, 17) == doctest::Approx(14.0 / 15.0 * 0.00901));
+  frac.warmup_epochs = 1.5;  // nw = 15 ends inside epoch 1: ni == 15 lands on epoch 1's target
+  CHECK(group_lr(frac, GroupKind::kWeight, 0.01, 14) == doctest::Approx(14.0 / 15.0 * 0.00901));
+  CHECK(group_lr(frac, GroupKind::kWeight, 0.01, 15) == doctest::Approx(0.00901));
+  CHECK(group_lr(frac, GroupKind::kBias, 0.01, 15) == doctest::Approx(0.00901));
+  CHECK(group_lr(frac, GroupKind::kWeight, 0.01, 17) == doctest::Approx(0.00901));
   CHECK(group_lr(frac, GroupKind::kWeight, 0.01, 25) == doctest::Approx(0.00802));
 }
 
-TEST_CASE("momentum warms up 0.8 -> 0.937 and is then left alone") {
+TEST_CASE("momentum warms up 0.8 -> 0.937 (ni <= nw, 8.4.190) and then stays at 0.937") {
   const auto s = ten_by_ten();
   CHECK(*warmup_momentum_at(s, 0) == doctest::Approx(0.8));
   CHECK(*warmup_momentum_at(s, 15) == doctest::Approx(0.8685));
-  CHECK_FALSE(warmup_momentum_at(s, 30).has_value());
-  // nw = 30: after warmup the value at ni = 29 stays: 0.8 + 29/30 * 0.137 = 0.93243...
+  CHECK(*warmup_momentum_at(s, 30) == doctest::Approx(0.937));  // ni == nw is warmup's last step
+  CHECK_FALSE(warmup_momentum_at(s, 31).has_value());
   CHECK(momentum_at(s, 29, 0.9) == doctest::Approx(0.8 + 29.0 / 30.0 * 0.137));
-  CHECK(momentum_at(s, 30, 0.9) == doctest::Approx(0.8 + 29.0 / 30.0 * 0.137));
-  CHECK(momentum_at(s, 500, 0.9) == doctest::Approx(0.9324333333));
+  CHECK(momentum_at(s, 30, 0.9) == doctest::Approx(0.937));
+  CHECK(momentum_at(s, 500, 0.9) == doctest::Approx(0.937));
+  auto three = s;  // the example: 3 warmup steps left 0.8913 behind before the fix
+  three.batches_per_epoch = 1;
+  three.warmup_epochs = 3;
+  CHECK(momentum_at(three, 2, 0.9) == doctest::Approx(0.8 + 2.0 / 3.0 * 0.137));
+  CHECK(momentum_at(three, 3, 0.9) == doctest::Approx(0.937));
+  CHECK(momentum_at(three, 7, 0.9) == doctest::Approx(0.937));
   auto none = s;
   none.warmup_epochs = 0;
   CHECK(momentum_at(none, 5, 0.9) == 0.9);  // no warmup: the optimizer's own momentum
@@ -70,7 +79,19 @@ TEST_CASE("accumulation ramps 1 -> nbs/batch during warmup") {
   CHECK(accumulate_at(s, 15) == 2);  // interp 2.5, rounded half to even
   CHECK(accumulate_at(s, 20) == 3);
   CHECK(accumulate_at(s, 25) == 4);  // interp 3.5, rounded half to even
+  CHECK(accumulate_at(s, 30) == 4);
   CHECK(accumulate_at(s, 40) == 4);
+}
+
+TEST_CASE("accumulation is capped at the run's batch count (nb * epochs)") {
+  ScheduleSettings s;
+  s.epochs = 1;
+  s.batches_per_epoch = 2;  // nbs 64 / batch 16 = 4, but the run has only 2 batches
+  s.warmup_epochs = 0;
+  CHECK(nominal_accumulate(s) == 2);
+  CHECK(accumulate_at(s, 0) == 2);
+  s.epochs = 3;
+  CHECK(nominal_accumulate(s) == 4);
 }
 
 TEST_CASE("weight decay scaling examples from the reference") {
