@@ -31,7 +31,7 @@ LoaderOptions val_loader_options(const core::TrainConfig& config) {
 bool mosaic_enabled(const core::TrainConfig& config, int epoch) {
   const int64_t close = config.schedule.close_mosaic;
   const int64_t start = config.schedule.epochs - close;
-  return !(close > 0 && start >= 0 && epoch >= start);
+  return !(close > 0 && epoch >= start);  // 8.4.190: epochs < close_mosaic means no mosaic at all
 }
 
 }  // namespace trainer::data

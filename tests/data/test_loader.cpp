@@ -8,6 +8,7 @@
 #include "data/buffer_pool.h"
 #include "data/dataset.h"
 #include "data/loader.h"
+#include "data/loader_options.h"
 #include "data_test_util.h"
 
 namespace fs = std::filesystem;
@@ -186,11 +187,12 @@ TEST_CASE("loader: rect validation batches and their geometry") {
   CHECK(b0->images.sizes() == torch::IntArrayRef({2, 3, 96, 96}));
   CHECK(b1->images.sizes() == torch::IntArrayRef({1, 3, 96, 64}));
   // Image 1 (100x200) -> long side 64: 64x32; letterboxed into 96x96 without upscaling:
-  // left = round(15.9) = 16, top = round(31.9) = 32; gain 32 / 100 = 0.32.
+  // left = round(15.9) = 16, top = round(31.9) = 32; gains 64 / 200 = 32 / 100 = 0.32.
   const ImageGeometry& g = b0->geometry[0];
   CHECK(g.original_width == 200);
   CHECK(g.original_height == 100);
-  CHECK(g.ratio == doctest::Approx(0.32));
+  CHECK(g.gain_x == doctest::Approx(0.32));
+  CHECK(g.gain_y == doctest::Approx(0.32));
   CHECK(g.pad_x == 16);
   CHECK(g.pad_y == 32);
   // Its box: pixels (16, 8, 48, 24) on 64x32, + (16, 32) -> (32, 40, 64, 56) in 96x96.
@@ -201,7 +203,7 @@ TEST_CASE("loader: rect validation batches and their geometry") {
   CHECK(l[4].item<float>() == doctest::Approx(32.0 / 96));
   CHECK(l[5].item<float>() == doctest::Approx(16.0 / 96));
   // Mapping back: (32 - 16) / 0.32 = 50 = 0.25 * 200, the box's left edge in the original.
-  CHECK((32 - g.pad_x) / g.ratio == doctest::Approx(50));
+  CHECK((32 - g.pad_x) / g.gain_x == doctest::Approx(50));
 }
 
 TEST_CASE("loader: sharding gives each rank every world_size-th sample") {
@@ -298,4 +300,19 @@ TEST_CASE("batch plot: one tile per image, written as a JPEG") {
   CHECK(canvas.cols == 2 * 64);
   save_batch_plot(*batch, index.names, dir / "train_batch0.jpg");
   CHECK(fs::file_size(dir / "train_batch0.jpg") > 1000);
+}
+
+TEST_CASE("close_mosaic: mosaic is off once epoch >= epochs - close_mosaic (8.4.190)") {
+  trainer::core::TrainConfig c;
+  c.schedule.epochs = 20;
+  c.schedule.close_mosaic = 10;
+  CHECK(mosaic_enabled(c, 0));
+  CHECK(mosaic_enabled(c, 9));
+  CHECK_FALSE(mosaic_enabled(c, 10));
+  CHECK_FALSE(mosaic_enabled(c, 19));
+  c.schedule.epochs = 2;  // fewer epochs than close_mosaic: no mosaic at all
+  CHECK_FALSE(mosaic_enabled(c, 0));
+  CHECK_FALSE(mosaic_enabled(c, 1));
+  c.schedule.close_mosaic = 0;  // 0 never closes it
+  CHECK(mosaic_enabled(c, 1));
 }
