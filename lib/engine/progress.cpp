@@ -16,25 +16,23 @@ std::string format_duration(double seconds) {
   return fmt::format("{}:{:02d}", s / 60, s % 60);
 }
 
-const std::vector<std::string>& ProgressLine::loss_names() {
-  static const std::vector<std::string> names = {"box_loss", "cls_loss", "dfl_loss"};
-  return names;
-}
-
 ProgressLine::ProgressLine(int64_t epochs, int64_t batches_per_epoch, int64_t imgsz,
-                           bool interactive)
+                           bool interactive, std::vector<std::string> loss_names)
     : epochs_(epochs),
       batches_(batches_per_epoch),
       imgsz_(imgsz),
       interactive_(interactive),
+      loss_names_(std::move(loss_names)),
       run_start_(Clock::now()) {}
 
 void ProgressLine::start_epoch(int64_t epoch) {
   epoch_ = epoch;
   epoch_start_ = last_draw_ = Clock::now();
   if (interactive_) {
-    std::fprintf(stderr, "%14s%11s%10s%10s%10s%11s%7s\n", "Epoch", "batch", "box_loss", "cls_loss",
-                 "dfl_loss", "Instances", "Size");
+    std::string header = fmt::format("{:>14}{:>11}", "Epoch", "batch");
+    for (const auto& name : loss_names_) header += fmt::format("{:>10}", name);
+    header += fmt::format("{:>11}{:>7}", "Instances", "Size");
+    std::fprintf(stderr, "%s\n", header.c_str());
   }
 }
 
@@ -48,13 +46,14 @@ std::string ProgressLine::render(int64_t done, const std::vector<double>& losses
   const double rate = done > 0 && elapsed > 0 ? done / elapsed : 0.0;
   const double eta_epoch = rate > 0 ? (batches_ - done) / rate : 0.0;
   const double eta_run = rate > 0 ? eta_epoch + (epochs_ - epoch_ - 1) * batches_ / rate : 0.0;
-  return fmt::format(
-      "{:>14}{:>11}{:>10.4g}{:>10.4g}{:>10.4g}{:>11}{:>7}  {:.2f} it/s  "
-      "epoch {} ETA {}, run ETA {}",
-      fmt::format("{}/{}", epoch_ + 1, epochs_), fmt::format("{}/{}", done, batches_),
-      losses.size() > 0 ? losses[0] : 0.0, losses.size() > 1 ? losses[1] : 0.0,
-      losses.size() > 2 ? losses[2] : 0.0, instances, imgsz_, rate, format_duration(elapsed),
-      format_duration(eta_epoch), format_duration(eta_run));
+  std::string line = fmt::format("{:>14}{:>11}", fmt::format("{}/{}", epoch_ + 1, epochs_),
+                                 fmt::format("{}/{}", done, batches_));
+  for (size_t k = 0; k < loss_names_.size(); ++k) {
+    line += fmt::format("{:>10.4g}", k < losses.size() ? losses[k] : 0.0);
+  }
+  return line + fmt::format("{:>11}{:>7}  {:.2f} it/s  epoch {} ETA {}, run ETA {}", instances,
+                            imgsz_, rate, format_duration(elapsed), format_duration(eta_epoch),
+                            format_duration(eta_run));
 }
 
 void ProgressLine::update(int64_t done, const std::vector<double>& losses, int64_t instances) {

@@ -14,7 +14,8 @@ namespace trainer::engine {
 
 class ProgressLine {
  public:
-  ProgressLine(int64_t epochs, int64_t batches_per_epoch, int64_t imgsz, bool interactive);
+  ProgressLine(int64_t epochs, int64_t batches_per_epoch, int64_t imgsz, bool interactive,
+               std::vector<std::string> loss_names);
 
   void start_epoch(int64_t epoch);  // 0-based
   // Whether a redraw is due (rate-limited); callers then fetch the values and call update().
@@ -23,14 +24,13 @@ class ProgressLine {
   // The epoch's final line (always printed); returns it.
   std::string finish(const std::vector<double>& losses, int64_t instances);
 
-  static const std::vector<std::string>& loss_names();  // box_loss, cls_loss, dfl_loss
-
  private:
   std::string render(int64_t batch_done, const std::vector<double>& losses,
                      int64_t instances) const;
 
   int64_t epochs_, batches_, imgsz_;
   bool interactive_;
+  std::vector<std::string> loss_names_;
   int64_t epoch_ = 0;
   std::chrono::steady_clock::time_point epoch_start_, last_draw_;
   std::chrono::steady_clock::time_point run_start_;

@@ -24,6 +24,7 @@
 #include "data/batch_plot.h"
 #include "data/loader_options.h"
 #include "engine/checkpoint.h"
+#include "engine/epoch_record.h"
 #include "engine/progress.h"
 #include "engine/results_log.h"
 #include "engine/results_plot.h"
@@ -43,27 +44,6 @@ std::string now_iso() {
   return text;
 }
 
-std::vector<std::string> results_columns(const TrainingContext& ctx) {
-  std::vector<std::string> columns = {"epoch",
-                                      "time",
-                                      "train/box_loss",
-                                      "train/cls_loss",
-                                      "train/dfl_loss",
-                                      "metrics/precision(B)",
-                                      "metrics/recall(B)",
-                                      "metrics/mAP50(B)",
-                                      "metrics/mAP50-95(B)",
-                                      "metrics/coco/AP",
-                                      "metrics/coco/AP50",
-                                      "val/box_loss",
-                                      "val/cls_loss",
-                                      "val/dfl_loss"};
-  for (size_t g = 0; g < ctx.optimizer->groups().size(); ++g) {
-    columns.push_back(fmt::format("lr/pg{}", g));
-  }
-  return columns;
-}
-
 model::NamedTensorList to_list(const TensorMap& map) {
   return model::NamedTensorList(map.begin(), map.end());
 }
@@ -80,6 +60,20 @@ void restore_state(TrainingContext& ctx, const Checkpoint& ckpt, const std::stri
   ctx.ema->load_state_dict(ckpt.ema);
   ctx.optimizer->load_state_dict(ckpt.optimizer);
   ctx.criterion->set_epoch_updates(ckpt.loss_updates, static_cast<int>(ctx.config.schedule.epochs));
+}
+
+EpochValidation epoch_validation(const ValidationResult& val) {
+  EpochValidation v;
+  v.precision = val.metric.precision;
+  v.recall = val.metric.recall;
+  v.map50 = val.metric.map50;
+  v.map50_95 = val.metric.map50_95;
+  if (val.coco) {
+    v.coco_ap = val.coco->stats[0];
+    v.coco_ap50 = val.coco->stats[1];
+  }
+  if (val.has_loss) v.loss_items.assign(val.loss_items.begin(), val.loss_items.end());
+  return v;
 }
 
 }  // namespace
@@ -163,8 +157,13 @@ FitResult fit(const core::TrainConfig& config_in, const FitOptions& options) {
     }
     spdlog::info("resuming from {} at epoch {}/{}", config.run.resume, start_epoch + 1, epochs);
   }
-  ResultsLog results(result.run_dir / "results.csv", results_columns(ctx), start_epoch);
-  ProgressLine progress(epochs, nb, config.data.imgsz, options.interactive);
+  const std::vector<std::string> loss_names = detection_loss_names(ctx.model->reg_max());
+  EpochRecord layout;  // the columns: this run's loss items and parameter groups
+  layout.loss_names = loss_names;
+  layout.train_loss.assign(loss_names.size(), 0.0);
+  layout.learning_rates.assign(ctx.optimizer->groups().size(), 0.0);
+  ResultsLog results(result.run_dir / "results.csv", layout.header(), start_epoch);
+  ProgressLine progress(epochs, nb, config.data.imgsz, options.interactive, loss_names);
   int non_finite_recoveries = 0;
 
   for (int64_t epoch = start_epoch; epoch < epochs; ++epoch) {
@@ -239,20 +238,14 @@ FitResult fit(const core::TrainConfig& config_in, const FitOptions& options) {
 
     // --- results and checkpoints
     if (main_rank) {
-      std::vector<double> row = {
-          static_cast<double>(epoch + 1),
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count(),
-          losses[0], losses[1], losses[2]};
-      const double nan = std::nan("");
-      row.push_back(val ? val->metric.precision : nan);
-      row.push_back(val ? val->metric.recall : nan);
-      row.push_back(val ? val->metric.map50 : nan);
-      row.push_back(val ? val->metric.map50_95 : nan);
-      row.push_back(val && val->coco ? val->coco->stats[0] : nan);
-      row.push_back(val && val->coco ? val->coco->stats[1] : nan);
-      for (int k = 0; k < 3; ++k) row.push_back(val && val->has_loss ? val->loss_items[k] : nan);
-      row.insert(row.end(), lrs.begin(), lrs.end());
-      results.append(row);
+      EpochRecord record = layout;
+      record.epoch = epoch + 1;
+      record.seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+      record.train_loss = losses;
+      record.learning_rates = lrs;
+      if (val) record.validation = epoch_validation(*val);
+      results.append(record.row());
       if (config.run.plots)
         plot_results(results.columns(), results.rows(), result.run_dir / "results.png");
 

@@ -40,14 +40,17 @@ bool is_classification_tower(const std::string& name, const std::string& head_pr
 
 std::vector<ParamGroup> build_param_groups(const torch::nn::Module& model,
                                            const GroupingOptions& options) {
-  // Index: kind * 2 + (head ? 1 : 0), in the reference's order g0 weight, g1 bn, g2 bias, g3 muon.
+  // The reference's order (8.4.190): under MuSGD each of g0 weight, g1 bn, g2 bias, g3 muon is
+  // split into its x3-lr head part first and the rest second (8 groups, empty ones kept, so the
+  // results.csv lr/pgN columns mean the same group in every run); otherwise weight, bn, bias.
+  // Index: kind * 2 + (head ? 0 : 1).
   std::array<ParamGroup, 8> groups;
   for (int k = 0; k < 4; ++k) {
-    for (int head = 0; head < 2; ++head) {
-      ParamGroup& g = groups[k * 2 + head];
+    for (int is_head = 1; is_head >= 0; --is_head) {
+      ParamGroup& g = groups[k * 2 + (is_head ? 0 : 1)];
       g.kind = static_cast<GroupKind>(k);
-      g.name = std::string(kind_name(g.kind)) + (head ? "_head" : "");
-      g.lr = g.initial_lr = options.lr * (head ? options.head_lr_multiplier : 1.0);
+      g.name = std::string(kind_name(g.kind)) + (is_head ? "_head" : "");
+      g.lr = g.initial_lr = options.lr * (is_head ? options.head_lr_multiplier : 1.0);
       g.momentum = options.momentum;
       g.nesterov = true;
       g.use_muon = g.kind == GroupKind::kMuon;
@@ -71,7 +74,7 @@ std::vector<ParamGroup> build_param_groups(const torch::nn::Module& model,
         kind = GroupKind::kWeight;
       }
       const bool head = options.use_muon && is_classification_tower(full, options.head_prefix);
-      groups[static_cast<int>(kind) * 2 + (head ? 1 : 0)].params.push_back(tensor);
+      groups[static_cast<int>(kind) * 2 + (head ? 0 : 1)].params.push_back(tensor);
     }
   };
   // The root's own parameters first (named_modules(include_self) needs a shared_ptr root).
@@ -80,8 +83,10 @@ std::vector<ParamGroup> build_param_groups(const torch::nn::Module& model,
     add_parameters_of(item.key(), *item.value());
   }
   std::vector<ParamGroup> out;
-  for (auto& g : groups) {
-    if (!g.params.empty()) out.push_back(std::move(g));
+  for (int index = 0; index < 8; ++index) {
+    const bool head_part = index % 2 == 0;
+    const bool muon = groups[index].kind == GroupKind::kMuon;
+    if (options.use_muon || (!head_part && !muon)) out.push_back(std::move(groups[index]));
   }
   return out;
 }

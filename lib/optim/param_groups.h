@@ -8,8 +8,9 @@
 //   3. owner is a norm layer          -> norm  (no decay)
 //   4. anything else                  -> weight (decay)
 // Under MuSGD each group is split in two: parameters of the detection head's classification towers
-// (`<head>.cv3.*`, `<head>.one2one_cv3.*`) get lr x head_lr_multiplier (3). Empty groups are
-// dropped.
+// (`<head>.cv3.*`, `<head>.one2one_cv3.*`) get lr x head_lr_multiplier (3). Order as 8.4.190:
+// MuSGD: weight_head, weight, bn_head, bn, bias_head, bias, muon_head, muon (8 groups, empty ones
+// kept); otherwise weight, bn, bias (3 groups).
 #pragma once
 
 #include <string>

@@ -88,6 +88,13 @@ TEST_CASE("param groups: MuSGD rules, head split and lr x3") {
   size_t total = 0;
   for (const auto& g : groups) total += g.params.size();
   CHECK(total == tiny.parameters().size());
+  // 8.4.190's order (results.csv lr/pg0..7): each kind's head part first, empty groups kept.
+  const std::vector<std::string> order = {"weight_head", "weight", "bn_head",   "bn",
+                                          "bias_head",   "bias",   "muon_head", "muon"};
+  REQUIRE(groups.size() == order.size());
+  for (size_t i = 0; i < order.size(); ++i) CHECK(groups[i].name == order[i]);
+  CHECK(groups[0].params.empty());  // no weight-kind tensor in the head towers here
+  CHECK(groups[0].lr == doctest::Approx(0.03));
 }
 
 TEST_CASE("param groups: SGD puts conv weights in the decayed weight group, no head split") {
@@ -101,6 +108,10 @@ TEST_CASE("param groups: SGD puts conv weights in the decayed weight group, no h
   CHECK(count(groups, "bias") == 5);    // bn.bias, cv2, cv3, o2o, fc biases
   CHECK(count(groups, "bn") == 1);
   CHECK(count(groups, "bias_head") == 0);
+  REQUIRE(groups.size() == 3);  // weight, bn, bias: the reference's g0, g1, g2
+  CHECK(groups[0].name == "weight");
+  CHECK(groups[1].name == "bn");
+  CHECK(groups[2].name == "bias");
 }
 
 TEST_CASE("param groups: classification-tower names") {
