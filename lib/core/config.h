@@ -20,6 +20,9 @@ enum class EmaImpl { kScalar, kForeach };
 enum class Precision { kBF16, kFP32 };
 enum class NsDtype { kBF16, kFP32 };
 enum class CacheMode { kNone, kRam };
+// Which head scores YOLO26 at validation: auto/true = the one-to-many head with NMS (8.4.190's
+// default, `nms: null`), false = the NMS-free one-to-one top-k. YOLO11 always uses NMS.
+enum class NmsMode { kAuto, kOn, kOff };
 
 struct ModelConfig {
   std::string model = "yolo26n";  // a built-in name (yolo26n..x, yolo11n..x) or a model yaml path
@@ -100,13 +103,14 @@ struct RunConfig {
   int64_t save_period = -1;
   bool val = true;
   bool plots = true;
-  double conf = 0.001;          // validation confidence threshold
-  double iou = 0.7;             // validation NMS IoU
-  int64_t max_det = 300;        // validation detections per image
-  int64_t val_batches = 0;      // validation batches per epoch (0 = the whole split)
-  std::string resume;           // checkpoint to resume from ("" = start fresh)
-  bool cudnn_benchmark = false; // cuDNN autotuning (CUDA only)
-  bool channels_last = false;   // NHWC memory format for the model (CUDA only)
+  double conf = 0.001;           // validation confidence threshold
+  double iou = 0.7;              // validation NMS IoU
+  int64_t max_det = 300;         // validation detections per image
+  NmsMode nms = NmsMode::kAuto;  // YOLO26 val head: NMS on the one-to-many head unless false
+  int64_t val_batches = 0;       // validation batches per epoch (0 = the whole split)
+  std::string resume;            // checkpoint to resume from ("" = start fresh)
+  bool cudnn_benchmark = false;  // cuDNN autotuning (CUDA only)
+  bool channels_last = false;    // NHWC memory format for the model (CUDA only)
 };
 
 struct TrainConfig {

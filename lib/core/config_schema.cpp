@@ -261,6 +261,16 @@ std::vector<FieldSpec> build_fields() {
   f.push_back(bool_field(
       "deterministic", "run", [](auto& c) -> auto& { return c.run.deterministic; },
       "deterministic algorithms where available"));
+  {
+    auto nms = choice_field<NmsMode>(
+        "nms", "run", [](auto& c) -> auto& { return c.run.nms; },
+        {{"auto", NmsMode::kAuto}, {"true", NmsMode::kOn}, {"false", NmsMode::kOff}},
+        "YOLO26 validation: auto/null or true = one-to-many head + NMS (the reference's default), "
+        "false = NMS-free one-to-one top-k");
+    nms.yaml_true_choice = "true";
+    nms.yaml_false_choice = "false";
+    f.push_back(std::move(nms));
+  }
   f.push_back(choice_field<Precision>(
       "precision", "run", [](auto& c) -> auto& { return c.run.precision; },
       {{"bf16", Precision::kBF16}, {"fp32", Precision::kFP32}},
@@ -374,7 +384,6 @@ constexpr std::string_view kReferenceOnlyKeys[] = {
     "simplify",
     "opset",
     "workspace",
-    "nms",
     "pose",
     "kobj",
     "rle",

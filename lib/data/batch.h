@@ -13,7 +13,9 @@ namespace trainer::data {
 struct ImageGeometry {
   int original_height = 0;
   int original_width = 0;
-  double ratio = 1.0;   // resized = original * ratio
+  double gain_x = 1.0;  // letterboxed x = original x * gain_x + pad_x
+  double gain_y = 1.0;  // letterboxed y = original y * gain_y + pad_y (the reference's ratio_pad:
+                        // the load-time resize rounds each side, so the two gains differ a little)
   double pad_x = 0.0;   // left padding in letterboxed pixels
   double pad_y = 0.0;   // top padding in letterboxed pixels
 };

@@ -226,7 +226,7 @@ Batch Loader::build_batch(int64_t b) const {
   for (int64_t k = 0; k < count; ++k) {
     const int64_t index = indices[k];
     const ImageLabels& item = dataset_.items[index];
-    ImageGeometry geometry{item.height, item.width, 1.0, 0.0, 0.0};
+    ImageGeometry geometry{item.height, item.width, 1.0, 1.0, 0.0, 0.0};
     Sample sample;
     if (options_.augment) {
       const int64_t position = positions[k];
@@ -240,7 +240,8 @@ Batch Loader::build_batch(int64_t b) const {
       const Sample resized = fetch(index);
       augment::LetterboxGeometry g;
       sample = augment::val_sample(resized, out_h, out_w, &g);
-      geometry.ratio = static_cast<double>(resized.height()) / item.height * g.ratio;
+      geometry.gain_x = static_cast<double>(resized.width()) / item.width * g.ratio;
+      geometry.gain_y = static_cast<double>(resized.height()) / item.height * g.ratio;
       geometry.pad_x = g.left;
       geometry.pad_y = g.top;
     }

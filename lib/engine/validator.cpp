@@ -43,6 +43,21 @@ std::array<float, 4> to_pixels_xyxy(const data::NormBox& b, int width, int heigh
 
 }  // namespace
 
+std::vector<LetterboxedTruth> letterboxed_truth(const at::Tensor& labels, int64_t batch_size,
+                                                float width, float height) {
+  std::vector<LetterboxedTruth> out(static_cast<size_t>(batch_size));
+  const at::Tensor rows = labels.to(torch::kCPU, torch::kFloat).contiguous();
+  const float* r = rows.data_ptr<float>();
+  for (int64_t k = 0; k < rows.size(0); ++k, r += 6) {
+    const auto image = static_cast<size_t>(r[0]);
+    if (image >= out.size()) throw std::logic_error("letterboxed_truth: label row past the batch");
+    const float cx = r[2] * width, cy = r[3] * height, w = r[4] * width, h = r[5] * height;
+    out[image].boxes.push_back({cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2});
+    out[image].classes.push_back(static_cast<int>(r[1]));
+  }
+  return out;
+}
+
 Validator::Validator(std::shared_ptr<const data::DatasetIndex> val_set,
                      const data::DatasetSpec& spec, const core::TrainConfig& config,
                      c10::Device device)
@@ -118,18 +133,15 @@ Validator::Validator(std::shared_ptr<const data::DatasetIndex> val_set,
 
 std::array<float, 4> to_original_xyxy(const std::array<float, 4>& xyxy,
                                       const data::ImageGeometry& g) {
-  auto unletterbox = [&](float v, double pad, int limit) {
-    return static_cast<float>(std::clamp((v - pad) / g.ratio, 0.0, static_cast<double>(limit)));
+  // 8.4.190's scale_boxes: minus the padding, divided by each axis's own gain, clipped to the
+  // image. An inverted box (x2 < x1, YOLO26's raw side distances can be negative) stays inverted.
+  auto unletterbox = [](float v, double pad, double gain, int limit) {
+    return static_cast<float>(std::clamp((v - pad) / gain, 0.0, static_cast<double>(limit)));
   };
-  std::array<float, 4> box = {unletterbox(xyxy[0], g.pad_x, g.original_width),
-                              unletterbox(xyxy[1], g.pad_y, g.original_height),
-                              unletterbox(xyxy[2], g.pad_x, g.original_width),
-                              unletterbox(xyxy[3], g.pad_y, g.original_height)};
-  // YOLO26's reg_max=1 head can predict negative side distances (x2 < x1); such a box has no
-  // area: make it an empty box at its first corner rather than a negative size.
-  box[2] = std::max(box[2], box[0]);
-  box[3] = std::max(box[3], box[1]);
-  return box;
+  return {unletterbox(xyxy[0], g.pad_x, g.gain_x, g.original_width),
+          unletterbox(xyxy[1], g.pad_y, g.gain_y, g.original_height),
+          unletterbox(xyxy[2], g.pad_x, g.gain_x, g.original_width),
+          unletterbox(xyxy[3], g.pad_y, g.gain_y, g.original_height)};
 }
 
 ValidationOptions ValidationOptions::from_config(const core::TrainConfig& config) {
@@ -138,6 +150,8 @@ ValidationOptions ValidationOptions::from_config(const core::TrainConfig& config
   o.predict.conf = config.run.conf;
   o.predict.iou = config.run.iou;
   o.predict.max_det = config.run.max_det;
+  // 8.4.190: `nms` null (default) or true validates YOLO26 on the one-to-many head with NMS.
+  o.predict.use_one2many = config.run.nms != core::NmsMode::kOff;
   return o;
 }
 
@@ -186,30 +200,31 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
       ++loss_batches;
     }
     const std::vector<at::Tensor> per_image = model.postprocess(raw, options.predict);
+    const std::vector<LetterboxedTruth> truth =
+        letterboxed_truth(batch->labels, static_cast<int64_t>(per_image.size()),
+                          static_cast<float>(images.size(3)), static_cast<float>(images.size(2)));
     for (size_t b = 0; b < per_image.size(); ++b) {
       const int64_t index = batch->dataset_indices[b];
       if (!seen_images.insert(index).second) continue;  // padding repeats (sharded val)
-      const auto& item = val_set_->items[index];
       const auto& g = batch->geometry[b];
       auto rows = per_image[b].to(torch::kCPU, torch::kFloat).contiguous();
       const auto* r = rows.data_ptr<float>();
+      // The reference metric matches in letterboxed input pixels (8.4.190); only the COCO results
+      // (and the COCO protocol, which needs them) are scaled back to the original image.
       std::vector<std::array<float, 4>> boxes;
       std::vector<float> scores;
       std::vector<int> classes;
       for (int64_t k = 0; k < rows.size(0); ++k, r += 6) {
-        const std::array<float, 4> box = to_original_xyxy({r[0], r[1], r[2], r[3]}, g);
-        boxes.push_back(box);
+        boxes.push_back({r[0], r[1], r[2], r[3]});
         scores.push_back(r[4]);
         classes.push_back(static_cast<int>(r[5]));
+        const std::array<float, 4> box = to_original_xyxy(boxes.back(), g);
         detections.push_back({image_id(index),
                               category_id(classes.back()),
                               {box[0], box[1], box[2] - box[0], box[3] - box[1]},
                               r[4]});
       }
-      std::vector<std::array<float, 4>> gt_boxes;
-      for (const auto& nb : item.boxes)
-        gt_boxes.push_back(to_pixels_xyxy(nb, item.width, item.height));
-      metric.add_image(boxes, scores, classes, gt_boxes, item.classes);
+      metric.add_image(boxes, scores, classes, truth[b].boxes, truth[b].classes);
     }
     result.postprocess_ms += elapsed_ms(t0);
   }

@@ -27,11 +27,22 @@
 
 namespace trainer::engine {
 
-// A box predicted on the letterboxed input -> original-image pixels: minus the padding, divided
-// by the ratio, clamped to the image; a box with x2 < x1 (or y2 < y1) becomes an empty box at its
-// first corner.
+// A box predicted on the letterboxed input -> original-image pixels (8.4.190's scale_boxes): minus
+// the padding, divided by the axis's gain, clipped to the image; an inverted box (x2 < x1) is kept
+// as it is, as the reference keeps it.
 std::array<float, 4> to_original_xyxy(const std::array<float, 4>& xyxy,
                                       const data::ImageGeometry& geometry);
+
+// One image's ground truth in letterboxed input pixels, where the reference metric matches.
+struct LetterboxedTruth {
+  std::vector<std::array<float, 4>> boxes;  // xyxy
+  std::vector<int> classes;
+};
+
+// Splits a batch's labels (n, 6) [image, class, cx, cy, w, h] (normalised to the letterboxed
+// input of width x height) into per-image xyxy pixel boxes, as 8.4.190's _prepare_batch does.
+std::vector<LetterboxedTruth> letterboxed_truth(const at::Tensor& labels, int64_t batch_size,
+                                                float width, float height);
 
 struct ValidationOptions {
   int64_t max_batches = 0;        // 0 = the whole split (the seeds' short fit uses 4)

@@ -5,16 +5,34 @@
 
 using trainer::engine::to_original_xyxy;
 
-TEST_CASE("validator: letterboxed boxes map back to original pixels, clamped, never negative") {
-  // A 200 x 100 (w x h) image resized by 0.5 and padded 4 px left, 10 px top.
-  const trainer::data::ImageGeometry g{100, 200, 0.5, 4.0, 10.0};
+TEST_CASE("validator: letterboxed boxes map back to original pixels with per-axis gains") {
+  // A 200 x 100 (w x h) image: x gain 0.5, y gain 0.4, padded 4 px left, 10 px top.
+  const trainer::data::ImageGeometry g{100, 200, 0.5, 0.4, 4.0, 10.0};
   using Box = std::array<float, 4>;
-  // (14 - 4) / 0.5 = 20, (20 - 10) / 0.5 = 20, (54 - 4) / 0.5 = 100, (40 - 10) / 0.5 = 60.
-  CHECK(to_original_xyxy({14, 20, 54, 40}, g) == Box{20, 20, 100, 60});
-  // Outside the image: clamped to [0, 200] x [0, 100].
+  // (14 - 4) / 0.5 = 20, (20 - 10) / 0.4 = 25, (54 - 4) / 0.5 = 100, (40 - 10) / 0.4 = 75.
+  CHECK(to_original_xyxy({14, 20, 54, 40}, g) == Box{20, 25, 100, 75});
+  // Outside the image: clipped to [0, 200] x [0, 100].
   CHECK(to_original_xyxy({0, 0, 500, 500}, g) == Box{0, 0, 200, 100});
-  // x2 < x1 and y2 < y1 (a YOLO26 box with negative side distances): empty at its first corner.
-  CHECK(to_original_xyxy({54, 40, 14, 20}, g) == Box{100, 60, 100, 60});
-  // Only one side inverted: the other keeps its extent.
-  CHECK(to_original_xyxy({14, 40, 54, 20}, g) == Box{20, 60, 100, 60});
+  // x2 < x1 and y2 < y1 (a YOLO26 box with negative side distances): kept inverted, as 8.4.190.
+  CHECK(to_original_xyxy({54, 40, 14, 20}, g) == Box{100, 75, 20, 25});
+  CHECK(to_original_xyxy({14, 40, 54, 20}, g) == Box{20, 75, 100, 25});
+}
+
+TEST_CASE("validator: ground truth in letterboxed pixels, split per image (8.4.190 space)") {
+  // Two rows for image 1 and one for image 0 of a 3-image batch at 64 x 32 (w x h).
+  const at::Tensor labels = at::tensor({1.0f, 2.0f, 0.5f, 0.5f, 0.25f, 0.5f,   //
+                                        0.0f, 0.0f, 0.25f, 0.75f, 0.5f, 0.5f,  //
+                                        1.0f, 1.0f, 0.125f, 0.25f, 0.25f, 0.5f})
+                                .view({3, 6});
+  const auto truth = trainer::engine::letterboxed_truth(labels, 3, 64.0f, 32.0f);
+  REQUIRE(truth.size() == 3);
+  using Box = std::array<float, 4>;
+  // Image 0: centre (16, 24), size 32 x 16 -> (0, 16, 32, 32).
+  CHECK((truth[0].boxes == std::vector<Box>{{0, 16, 32, 32}}));
+  CHECK(truth[0].classes == std::vector<int>{0});
+  // Image 1: (32, 16) 16 x 16 -> (24, 8, 40, 24); (8, 8) 16 x 16 -> (0, 0, 16, 16).
+  CHECK((truth[1].boxes == std::vector<Box>{{24, 8, 40, 24}, {0, 0, 16, 16}}));
+  CHECK(truth[1].classes == std::vector<int>{2, 1});
+  CHECK(truth[2].boxes.empty());
+  CHECK_THROWS_AS(trainer::engine::letterboxed_truth(labels, 1, 64.0f, 32.0f), std::logic_error);
 }
