@@ -72,43 +72,41 @@ std::vector<ReferenceCorrect> reference_match(const std::vector<std::array<float
           gt_classes[g] == pred_classes[p] ? reference_box_iou(gt_boxes[g], pred_boxes[p]) : 0.0f;
     }
   }
-  std::vector<size_t> pairs;  // flat g * n + p, row-major as np.nonzero
-  std::vector<long> gt_of_pred(n);
-  std::vector<uint8_t> gt_taken(m);
-  for (int t = 0; t < kReferenceNumIou; ++t) {
-    const float threshold = reference_iou_thresholds()[static_cast<size_t>(t)];
-    pairs.clear();
-    for (size_t i = 0; i < m * n; ++i) {
-      if (iou[i] >= threshold) pairs.push_back(i);
-    }
-    if (pairs.empty()) continue;
-    // argsort()[::-1]: highest IoU first; equal IoUs keep the reversed row-major order.
-    std::stable_sort(pairs.begin(), pairs.end(),
-                     [&](size_t x, size_t y) { return iou[x] < iou[y]; });
-    std::reverse(pairs.begin(), pairs.end());
-    // First occurrence per prediction...
-    std::fill(gt_of_pred.begin(), gt_of_pred.end(), -1);
-    for (size_t i : pairs) {
-      if (gt_of_pred[i % n] < 0) gt_of_pred[i % n] = static_cast<long>(i / n);
-    }
-    // ...then first occurrence per ground truth in prediction order.
-    std::fill(gt_taken.begin(), gt_taken.end(), 0);
-    for (size_t p = 0; p < n; ++p) {
-      const long g = gt_of_pred[p];
-      if (g < 0 || gt_taken[static_cast<size_t>(g)]) continue;
-      gt_taken[static_cast<size_t>(g)] = 1;
-      correct[p][static_cast<size_t>(t)] = true;
+  // 8.4.190: detections in the given (descending confidence) order, each taking, per threshold,
+  // the unclaimed ground truth with the highest IoU (the first on ties), correct when that IoU
+  // reaches the threshold; a detection with no IoU >= 0.5 anywhere is skipped.
+  const auto& thresholds = reference_iou_thresholds();
+  std::vector<uint8_t> claimed(m * kReferenceNumIou, 0);  // [gt][threshold]
+  for (size_t p = 0; p < n; ++p) {
+    bool candidate = false;
+    for (size_t g = 0; g < m && !candidate; ++g) candidate = iou[g * n + p] >= thresholds[0];
+    if (!candidate) continue;
+    for (size_t t = 0; t < static_cast<size_t>(kReferenceNumIou); ++t) {
+      size_t best = 0;
+      float best_iou = -1.0f;
+      for (size_t g = 0; g < m; ++g) {
+        const float available = claimed[g * kReferenceNumIou + t] ? 0.0f : iou[g * n + p];
+        if (available > best_iou) best_iou = available, best = g;
+      }
+      if (best_iou >= thresholds[t]) {
+        correct[p][t] = true;
+        claimed[best * kReferenceNumIou + t] = 1;
+      }
     }
   }
   return correct;
 }
 
 double reference_ap(const std::vector<double>& recall, const std::vector<double>& precision) {
+  // 8.4.190's sentinels: the curve ends at (last recall, 0) before (1, 0), so precision drops to
+  // zero right after the last recall reached (older references interpolated down to recall 1).
   std::vector<double> mrec = {0.0};
   mrec.insert(mrec.end(), recall.begin(), recall.end());
+  mrec.push_back(recall.empty() ? 1.0 : recall.back());
   mrec.push_back(1.0);
   std::vector<double> mpre = {1.0};
   mpre.insert(mpre.end(), precision.begin(), precision.end());
+  mpre.push_back(0.0);
   mpre.push_back(0.0);
   for (size_t i = mpre.size() - 1; i-- > 0;) mpre[i] = std::max(mpre[i], mpre[i + 1]);
   const std::vector<double> x = linspace(0.0, 1.0, 101);

@@ -25,17 +25,18 @@ const std::array<float, kReferenceNumIou>& reference_iou_thresholds();
 // inter / (area_gt + area_pred - inter + 1e-7).
 float reference_box_iou(const std::array<float, 4>& gt, const std::array<float, 4>& pred);
 
-// match_predictions: which predictions are true positives at each IoU threshold. Pairs with the
-// same class and IoU >= t are taken by IoU (highest first), one per prediction, then one per ground
-// truth -- the reference keeps, for each ground truth, the candidate with the lowest prediction
-// index (not the highest IoU) at that second step, and so do we. Equal IoUs: the later pair first.
+// match_predictions (8.4.190): which predictions are true positives at each IoU threshold. The
+// predictions, in the given order (descending confidence), each claim per threshold the unclaimed
+// same-class ground truth with the highest IoU (the first on ties) and are correct when it reaches
+// the threshold; predictions without any IoU >= 0.5 are skipped.
 std::vector<ReferenceCorrect> reference_match(const std::vector<std::array<float, 4>>& pred_boxes,
                                               const std::vector<int>& pred_classes,
                                               const std::vector<std::array<float, 4>>& gt_boxes,
                                               const std::vector<int>& gt_classes);
 
 // compute_ap: AP from one recall/precision curve (detections sorted by confidence): sentinels
-// (0, 1) and (1, 0), precision envelope, np.trapezoid over np.interp at linspace(0, 1, 101).
+// (0, 1) before and (last recall, 0), (1, 0) after (8.4.190), precision envelope, np.trapezoid
+// over np.interp at linspace(0, 1, 101).
 double reference_ap(const std::vector<double>& recall, const std::vector<double>& precision);
 
 class ReferenceMetric {

@@ -21,26 +21,28 @@ TEST_CASE("reference_box_iou is the float32 box_iou with eps 1e-7") {
   CHECK(reference_iou_thresholds()[1] == 0.55f);
 }
 
-TEST_CASE("compute_ap: one perfect detection gives 0.995, the trapezoid's last half step") {
-  // mrec [0, 1, 1], mpre [1, 1, 0]: np.interp is 1 on [0, 1) and 0 at recall 1 (the last of the
-  // equal xp wins), so the trapezoid is 99 * 0.01 + 0.01 * (1 + 0) / 2 = 0.995.
+TEST_CASE("compute_ap: 8.4.190's sentinels, hand-computed and equal to the reference's values") {
+  // 8.4.190 appends (last recall, 0) and (1, 0). One perfect detection: mrec [0, 1, 1, 1], mpre
+  // [1, 1, 0, 0]; np.interp is 1 on [0, 1) and 0 at recall 1 (the last of the equal xp wins), so
+  // the trapezoid is 99 * 0.01 + 0.01 * (1 + 0) / 2 = 0.995.
   CHECK(reference_ap({1.0}, {1.0}) == doctest::Approx(0.995).epsilon(1e-12));
-  // Two detections, one gt: TP then FP. recall [1, 1], precision [1, 0.5]: envelope [1, 1, .5, 0]
-  // -> the same 0.995.
+  // Two detections, one gt: TP then FP. recall [1, 1], precision [1, 0.5] -> the same 0.995.
   CHECK(reference_ap({1.0, 1.0}, {1.0, 0.5}) == doctest::Approx(0.995).epsilon(1e-12));
-  // FP then TP: recall [0, 1], precision [0, 0.5]: mrec [0, 0, 1, 1], envelope [1, .5, .5, 0];
-  // interp is 0.5 on [0, 1) (at 0 the second 0 wins) and 0 at 1:
+  // FP then TP: recall [0, 1], precision [0, 0.5]: envelope 0.5 on [0, 1), 0 at 1:
   // 99 * 0.01 * 0.5 + 0.01 * (0.5 + 0) / 2 = 0.4975.
   CHECK(reference_ap({0.0, 1.0}, {0.0, 0.5}) == doctest::Approx(0.4975).epsilon(1e-12));
-  // Half the objects found with precision 1: 1 on [0, 0.5], then linear from (0.5, 1) to (1, 0)
-  // (mrec [0, .5, 1], mpre [1, 1, 0]): area 0.5 + 0.25 = 0.75 exactly under the trapezoid.
-  CHECK(reference_ap({0.5}, {1.0}) == doctest::Approx(0.75).epsilon(1e-12));
+  // Half the objects found with precision 1: 1 on [0, 0.5), 0 from recall 0.5 on (the new sentinel;
+  // older references interpolated linearly to (1, 0) and gave 0.75): 49 * 0.01 + 0.005 = 0.495.
+  CHECK(reference_ap({0.5}, {1.0}) == doctest::Approx(0.495).epsilon(1e-12));
+  // Recall [0.25, 0.5], precision [1, 0.5]: 1 on [0, 0.25], 0.5 on (0.25, 0.5), 0 after:
+  // 25 * 0.01 + 0.01 * (1 + 0.5) / 2 + 24 * 0.01 * 0.5 + 0.01 * (0.5 + 0) / 2 = 0.435.
+  CHECK(reference_ap({0.25, 0.5}, {1.0, 0.5}) == doctest::Approx(0.435).epsilon(1e-12));
 }
 
-TEST_CASE("match_predictions: greedy by IoU, then the lowest prediction index per ground truth") {
-  // gt [0,0,10,10]; p0 = [0,0,10,6] (IoU 60/100 = 0.6f), p1 = [0,0,10,9] (IoU 0.9f).
-  // t <= 0.6: both qualify; each prediction keeps its best gt (the only one); per gt the first in
-  // prediction order wins: p0 (the lower IoU!). t in 0.65..0.9: only p1. t = 0.95: none.
+TEST_CASE("match_predictions: by confidence order, each taking its best unclaimed ground truth") {
+  // gt [0,0,10,10]; p0 = [0,0,10,6] (IoU 60/100 = 0.6f), p1 = [0,0,10,9] (IoU 0.9f), p0 first.
+  // t <= 0.6: p0 claims the gt, p1 finds it claimed. t in 0.65..0.9: p0 falls short and leaves
+  // it to p1. t = 0.95: none.
   const auto correct =
       reference_match({{0, 0, 10, 6}, {0, 0, 10, 9}}, {0, 0}, {{0, 0, 10, 10}}, {0});
   REQUIRE(correct.size() == 2);
@@ -48,6 +50,19 @@ TEST_CASE("match_predictions: greedy by IoU, then the lowest prediction index pe
     CHECK(correct[0][t] == (t <= 2));
     CHECK(correct[1][t] == (t >= 3 && t <= 8));
   }
+  // 8.4.190 falls back to the next unclaimed ground truth (older references did not): gt0
+  // [0,0,10,10], gt1 [0,2,10,12]. p0 = gt0 claims gt0 (IoU 1). p1 [0,.5,10,10.5] overlaps gt0 by
+  // 95/105 = 0.905 and gt1 by 85/115 = 0.739: gt0 is claimed, so it takes gt1 for t <= 0.7.
+  const auto fallback = reference_match({{0, 0, 10, 10}, {0, 0.5f, 10, 10.5f}}, {0, 0},
+                                        {{0, 0, 10, 10}, {0, 2, 10, 12}}, {0, 0});
+  CHECK(fallback[0][9]);
+  CHECK(fallback[1][4]);
+  CHECK_FALSE(fallback[1][5]);
+  // With one ground truth only, the second prediction finds nothing left.
+  const auto single =
+      reference_match({{0, 0, 10, 10}, {0, 0.5f, 10, 10.5f}}, {0, 0}, {{0, 0, 10, 10}}, {0});
+  CHECK(single[0][0]);
+  CHECK_FALSE(single[1][0]);
   // Classes must agree.
   const auto other = reference_match({{0, 0, 10, 10}}, {1}, {{0, 0, 10, 10}}, {0});
   CHECK_FALSE(other[0][0]);
@@ -121,10 +136,10 @@ TEST_CASE("max_det keeps the highest scores, merge adds images, bad input throws
   r = metric.compute();
   CHECK(r.num_images == 2);
   CHECK(r.num_gt == 2);
-  // TP (0.95), FP, FP; recall [.5, .5, .5], precision [1, .5, 1/3]: mrec [0, .5, .5, .5, 1],
-  // envelope [1, 1, .5, 1/3, 0]. interp: 1 below 0.5, 1/3 at 0.5 (the last equal xp), then linear
-  // to 0 at 1. Trapezoid: 49 * 0.01 + 0.01 * (1 + 1/3) / 2 + 0.5 * (1/3) / 2 = 0.58.
-  CHECK(r.map50 == doctest::Approx(0.58).epsilon(1e-12));
+  // TP (0.95), FP, FP; recall [.5, .5, .5], precision [1, .5, 1/3]: mrec [0, .5, .5, .5, .5, 1],
+  // envelope [1, 1, .5, 1/3, 0, 0] (8.4.190's sentinels). interp: 1 below 0.5, 0 from 0.5 on (the
+  // last equal xp). Trapezoid: 49 * 0.01 + 0.01 * (1 + 0) / 2 = 0.495 (older references: 0.58).
+  CHECK(r.map50 == doctest::Approx(0.495).epsilon(1e-12));
   CHECK_THROWS_AS(metric.add_image({{0, 0, 1, 1}}, {}, {0}, {}, {}), std::invalid_argument);
   CHECK_THROWS_AS(metric.add_image({}, {}, {}, {{0, 0, 1, 1}}, {3}), std::invalid_argument);
   CHECK_THROWS_AS(ReferenceMetric(0), std::invalid_argument);
