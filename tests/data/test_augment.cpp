@@ -224,6 +224,28 @@ TEST_CASE("affine: the random matrix with all ranges zero is a pure centring tra
   CHECK(d.matrix(2, 2) == Approx(1));
 }
 
+TEST_CASE("affine: a single image is placed by the warp, with a half-pixel shift for odd padding") {
+  // 8.4.190 without mosaic: a 4 x 3 (w x h) image into 6 x 6 is centred by C (-2, -1.5) and moved
+  // by T (3, 3): a shift of (1, 1.5), not a whole-pixel letterbox (top padding round(1.4) = 1).
+  Sample s = solid(3, 4, 200);
+  s.classes = {0};
+  s.boxes = {{0, 0, 4, 3}};
+  SampleRng rng(1, 0, 0);
+  const Sample out = random_perspective_to(s, 6, 6, AffineParams{0, 0, 0, 0, 0}, rng);
+  REQUIRE(out.image.rows == 6);
+  REQUIRE(out.image.cols == 6);
+  REQUIRE(out.boxes.size() == 1);
+  CHECK(out.boxes[0][0] == Approx(1));
+  CHECK(out.boxes[0][1] == Approx(1.5));
+  CHECK(out.boxes[0][2] == Approx(5));
+  CHECK(out.boxes[0][3] == Approx(4.5));
+  // Row 1 is half image, half border: bilinear (200 + 114) / 2 = 157; row 0 is border.
+  CHECK(out.image.at<cv::Vec3b>(0, 2)[0] == 114);
+  CHECK(out.image.at<cv::Vec3b>(1, 2)[0] == 157);
+  CHECK(out.image.at<cv::Vec3b>(2, 2)[0] == 200);
+  CHECK(out.image.at<cv::Vec3b>(2, 0)[0] == 114);  // column 0: left of the image (x < 1)
+}
+
 TEST_CASE("hsv: lookup tables") {
   // Hue is additive mod 180: r_h = 0.01 -> +1.8: 0 -> 1, 100 -> 101 (101.8), 179 -> 0 (0.8).
   HsvLuts l = hsv_luts(0.01, 0.5, 0.25);

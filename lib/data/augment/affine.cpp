@@ -106,4 +106,11 @@ Sample random_perspective(const Sample& sample, int border, const AffineParams& 
   return warp_sample(sample, draw, out_w, out_h, params.perspective != 0.0);
 }
 
+Sample random_perspective_to(const Sample& sample, int out_width, int out_height,
+                             const AffineParams& params, SampleRng& rng) {
+  const AffineDraw draw =
+      random_affine_matrix(sample.width(), sample.height(), out_width, out_height, params, rng);
+  return warp_sample(sample, draw, out_width, out_height, params.perspective != 0.0);
+}
+
 }  // namespace trainer::data::augment

@@ -53,4 +53,9 @@ Sample warp_sample(const Sample& sample, const AffineDraw& draw, int out_width, 
 Sample random_perspective(const Sample& sample, int border, const AffineParams& params,
                           SampleRng& rng);
 
+// The whole transform into an output of out_width x out_height (the input centred by C, placed by
+// T): 8.4.190's RandomPerspective(size=(imgsz, imgsz)) on an image that is not a mosaic.
+Sample random_perspective_to(const Sample& sample, int out_width, int out_height,
+                             const AffineParams& params, SampleRng& rng);
+
 }  // namespace trainer::data::augment

@@ -10,7 +10,7 @@
 namespace trainer::data::augment {
 namespace {
 
-// Mosaic (or letterbox) then random perspective: an s x s sample.
+// Mosaic (or the single image) then random perspective: an s x s sample.
 Sample mosaic_and_affine(int64_t index, const FetchSample& fetch, const PickPartner& pick,
                          const TrainRecipe& recipe, SampleRng& rng) {
   const int s = recipe.imgsz;
@@ -23,10 +23,10 @@ Sample mosaic_and_affine(int64_t index, const FetchSample& fetch, const PickPart
     const Sample mosaic = random_mosaic4({&first, &others[0], &others[1], &others[2]}, s, rng);
     return random_perspective(mosaic, -s / 2, params, rng);
   }
-  const Sample image = fetch(index);
-  const Sample boxed =
-      letterbox(image, letterbox_geometry(image.height(), image.width(), s, s, /*scaleup=*/true));
-  return random_perspective(boxed, 0, params, rng);
+  // No mosaic: the image (long side s) goes straight into the warp, which centres it (C) and
+  // translates it (T) into the s x s canvas, as 8.4.190 does: with an odd padding that is a
+  // half-pixel shift, not a whole-pixel letterbox.
+  return random_perspective_to(fetch(index), s, s, params, rng);
 }
 
 }  // namespace
