@@ -1,4 +1,4 @@
-// See checkpoint.h. One c10 dict, pickled with torch::pickle_save (the torch.save zip format).
+// See checkpoint.h. One c10 dict in the torch.save zip format (model/torch_save.h).
 #include "engine/checkpoint.h"
 
 #include <fmt/format.h>
@@ -10,6 +10,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "model/torch_save.h"
 
 namespace trainer::engine {
 namespace {
@@ -96,7 +97,8 @@ void save_checkpoint(const Checkpoint& c, const std::filesystem::path& path) {
   dict.insert("rng_cuda", c.rng_cuda.defined() ? c10::IValue(c.rng_cuda) : c10::IValue());
   dict.insert("date", c.date);
   dict.insert("done", true);  // written last in the dict; checked on load
-  const std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
+  // Without TorchScript type tags, so that Python's plain torch.load(path) reads it.
+  const std::vector<char> bytes = model::torch_save_bytes(c10::IValue(dict));
   std::filesystem::create_directories(path.parent_path().empty() ? "." : path.parent_path());
   core::write_file_atomically(path, std::string_view(bytes.data(), bytes.size()));
 }

@@ -2,8 +2,9 @@
 //
 // Why: a resume must give the same weights as an uninterrupted run, and a kill during a write must
 // never cost the previous checkpoint. The file is a `torch.save`-format pickle of one dict
-// (readable with `torch.load` in Python), written to a temporary file, flushed and renamed; it
-// carries a format tag and version that the loader checks before trusting any field.
+// (readable with plain `torch.load(path)` in Python, whose default is weights_only=True), written
+// to a temporary file, flushed and renamed; it carries a format tag and version that the loader
+// checks before trusting any field.
 #pragma once
 
 #include <ATen/core/Tensor.h>

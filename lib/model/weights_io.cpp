@@ -1,9 +1,6 @@
 // Weights import/export through the torch.save format (see weights_io.h).
 #include "model/weights_io.h"
 
-#include <caffe2/serialize/inline_container.h>
-#include <torch/csrc/jit/serialization/export.h>
-#include <torch/csrc/jit/serialization/pickler.h>
 #include <torch/serialize.h>
 #include <torch/torch.h>
 
@@ -14,6 +11,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "model/torch_save.h"
 
 namespace trainer::model {
 namespace {
@@ -25,33 +23,6 @@ std::string shape_text(at::IntArrayRef sizes) {
   out << (sizes.size() == 1 ? ",)" : ")");
   return out.str();
 }
-
-// torch::pickle_save, but without the type tags it adds to typed containers: Python's
-// torch.load(weights_only=True) refuses those (torch.jit._pickle.restore_type_tag), and a plain
-// dict of tensors is what users expect.
-std::vector<char> pickle_dict_untagged(const c10::IValue& value) {
-  std::vector<char> pickle_data;
-  torch::jit::Pickler pickler(
-      [&](const char* buf, size_t size) { pickle_data.insert(pickle_data.end(), buf, buf + size); },
-      nullptr, nullptr, nullptr, nullptr, /*tag_aggregates=*/false);
-  pickler.protocol();
-  pickler.pushIValue(value);
-  pickler.stop();
-  std::vector<char> container;
-  caffe2::serialize::PyTorchStreamWriter writer([&](const void* data, size_t size) {
-    const char* bytes = static_cast<const char*>(data);
-    container.insert(container.end(), bytes, bytes + size);
-    return size;
-  });
-  torch::jit::writeArchiveAndTensors("data", pickle_data.data(), pickle_data.size(),
-                                     pickler.tensorData(), writer);
-  writer.writeEndOfFile();
-  return container;
-}
-
-}  // namespace
-
-namespace {
 
 // PyTorch's state_dict order: a module's own parameters, its own buffers, then its children.
 void collect(const torch::nn::Module& m, const std::string& prefix, NamedTensorList& out) {
@@ -73,7 +44,7 @@ void save_weights(const torch::nn::Module& module, const std::filesystem::path& 
   for (const auto& [key, tensor] : state_dict(module)) {
     dict.insert(key, tensor.detach().to(torch::kCPU).contiguous().clone());
   }
-  const std::vector<char> bytes = pickle_dict_untagged(c10::IValue(dict));
+  const std::vector<char> bytes = torch_save_bytes(c10::IValue(dict));
   core::write_file_atomically(path, std::string(bytes.begin(), bytes.end()));
 }
 
