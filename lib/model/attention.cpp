@@ -28,6 +28,12 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x) {
   const auto& q = parts[0];
   const auto& k = parts[1];
   const auto& v = parts[2];
+  if (FlopCount* count = active_flop_count()) {
+    // The reference's count sees these two products through torch.matmul: (N x key_dim)(key_dim
+    // x N) and (head_dim x N)(N x N) per head.
+    count->attention_macs +=
+        static_cast<double>(b * num_heads_ * n * n) * static_cast<double>(key_dim_ + head_dim_);
+  }
   auto attn = (torch::matmul(q.transpose(-2, -1), k) * scale_).softmax(-1);
   auto out = torch::matmul(v, attn.transpose(-2, -1)).view({b, c, h, w}) +
              pe_->forward(v.reshape({b, c, h, w}));

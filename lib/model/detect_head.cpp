@@ -19,6 +19,10 @@ DflImpl::DflImpl(int64_t reg_max) : reg_max_(reg_max) {
 
 torch::Tensor DflImpl::forward(const torch::Tensor& x) const {
   const int64_t b = x.size(0), a = x.size(2);
+  if (FlopCount* count = active_flop_count()) {
+    // The reference's DFL is the 1x1 conv: reg_max MACs per (b, 4, a) output.
+    count->conv_macs += static_cast<double>(b * 4 * a * reg_max_);
+  }
   auto probs = x.view({b, 4, reg_max_, a}).softmax(2);
   auto w = conv->weight.to(probs.scalar_type()).view({1, 1, reg_max_, 1});
   return (probs * w).sum(2);

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "model/blocks.h"
+#include "model/detect_head.h"
 
 namespace trainer::model {
 namespace {
@@ -20,11 +21,22 @@ std::string from_text(const std::vector<int>& from) {
   return s + "]";
 }
 
+// Whether a tower holds a Conv with SiLU, so that a deep copy of it owns a SiLU of its own.
+bool has_activated_conv(const torch::nn::Module& tower) {
+  for (const auto& m : tower.modules(/*include_self=*/false)) {
+    if (auto conv = std::dynamic_pointer_cast<ConvImpl>(m); conv && conv->has_activation()) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Module counts with the reference's conventions. The current reference counts leaf modules
 // (named_modules() without children, each instance once); older ones counted all modules. Each
 // reference Conv also owns an activation module: one SiLU instance shared by all Convs (counted
-// once) or a fresh Identity when act=False; each SPPF owns a MaxPool2d. Our Convs apply SiLU
-// functionally and SPPF calls max_pool2d, so those are added here.
+// once) or a fresh Identity when act=False; each SPPF owns a MaxPool2d. The end-to-end head
+// builds one2one_cv2 and one2one_cv3 by deepcopy, which gives each copy its own SiLU. Our Convs
+// apply SiLU functionally and SPPF calls max_pool2d, so those are added here.
 std::pair<int64_t, int64_t> reference_module_counts(const torch::nn::Module& model) {
   int64_t leaves = 0, all = 0, extra = 0;
   bool any_silu = false;
@@ -39,6 +51,12 @@ std::pair<int64_t, int64_t> reference_module_counts(const torch::nn::Module& mod
       }
     } else if (std::dynamic_pointer_cast<SppfImpl>(m)) {
       ++extra;  // nn.MaxPool2d
+    } else if (std::dynamic_pointer_cast<DetectImpl>(m)) {
+      for (const auto& item : m->named_children()) {
+        if (item.key().rfind("one2one_", 0) == 0 && has_activated_conv(*item.value())) {
+          ++extra;  // the deep copy's own SiLU
+        }
+      }
     }
   }
   extra += any_silu ? 1 : 0;
@@ -49,12 +67,19 @@ std::pair<int64_t, int64_t> reference_module_counts(const torch::nn::Module& mod
 
 std::optional<ReferenceFigures> reference_figures(const ModelName& name) {
   const std::string key = name.display();
+  // Measured with the reference (tests/parity/reference_info.py): model_info's leaf modules,
+  // named_modules() for all modules, get_flops(model, 640) unrounded.
   static const std::vector<std::pair<std::string, ReferenceFigures>> table = {
-      {"yolo26n", {2572280, 6.1, 260, 0}}, {"yolo26s", {10009784, 22.8, 0}},
-      {"yolo26m", {21896248, 75.4, 0}},    {"yolo26l", {26299704, 93.8, 0}},
-      {"yolo26x", {58993368, 209.5, 0}},   {"yolo11n", {2624080, 6.6, 0, 319}},
-      {"yolo11s", {9458752, 21.7, 0}},     {"yolo11m", {20114688, 68.5, 0}},
-      {"yolo11l", {25372160, 87.6, 0}},    {"yolo11x", {56966176, 196.0, 0}},
+      {"yolo26n", {2572280, 6.2396672, 260, 454}},
+      {"yolo26s", {10009784, 23.0793216, 260, 454}},
+      {"yolo26m", {21896248, 75.6350976, 280, 490}},
+      {"yolo26l", {26299704, 94.1582336, 392, 687}},
+      {"yolo26x", {58993368, 210.0747264, 392, 687}},
+      {"yolo11n", {2624080, 6.6733184, 181, 319}},
+      {"yolo11s", {9458752, 21.8363392, 181, 319}},
+      {"yolo11m", {20114688, 68.643072, 231, 409}},
+      {"yolo11l", {25372160, 87.8510592, 357, 631}},
+      {"yolo11x", {56966176, 196.3150848, 357, 631}},
   };
   if (name.family == ModelFamily::kCustomYaml) return std::nullopt;
   for (const auto& [n, f] : table) {
@@ -93,18 +118,23 @@ ModelSummary summarize_model(DetectionModelImpl& model, int64_t imgsz) {
   }
   std::tie(s.layers, s.modules) = reference_module_counts(model);
   {
-    // The reference profiles the model as it is after construction (training form, both heads).
+    // The reference profiles the model in eval mode as it is after construction: both heads,
+    // then the decode of the head it predicts with (YOLO11's DFL is a counted 1x1 conv).
     torch::NoGradGuard no_grad;
     const bool was_training = model.is_training();
     model.eval();  // keep BN statistics untouched; the counted ops are the same
     FlopCountScope scope(&s.flops_at_32);
-    model.forward_train(torch::zeros({1, 3, 32, 32}));
+    const auto raw = model.forward_train(torch::zeros({1, 3, 32, 32}));
+    model.head()->decode(model.end2end() ? raw.one2one : raw.one2many);
     if (was_training) model.train();
   }
+  // Convs and BNs scale with the image area; the attention products with the square of the
+  // token count, i.e. of the area. The reference extrapolates from stride-wide proxy images and
+  // gets the same figure at multiples of 32.
   const auto& f = s.flops_at_32;
-  const double scale = static_cast<double>(imgsz) / 32.0;
+  const double area = static_cast<double>(imgsz) * static_cast<double>(imgsz) / (32.0 * 32.0);
   s.gflops =
-      2.0 * (f.conv_macs + 4.0 * f.norm_elements + f.upsample_elements) * scale * scale / 1e9;
+      2.0 * ((f.conv_macs + 4.0 * f.norm_elements) * area + f.attention_macs * area * area) / 1e9;
   return s;
 }
 

@@ -2,8 +2,8 @@
 // arguments) and the totals the reference reports (layers, parameters, gradients, GFLOPs).
 //
 // Why: users compare our model with the reference's printout line by line; the totals use the
-// reference's conventions (leaf-module count with one shared SiLU, thop-style FLOPs at a 32 px
-// input scaled to imgsz) so equal models print equal numbers.
+// reference's conventions (leaf-module count with the reference's shared SiLUs, thop-style FLOPs
+// at a 32 px input scaled to imgsz) so equal models print equal numbers.
 #pragma once
 
 #include <cstdint>
@@ -30,24 +30,25 @@ struct ModelSummary {
   int64_t modules = 0;     // all modules, as older references counted (yolo11n: 319)
   int64_t parameters = 0;  // all parameters (the frozen DFL weights included)
   int64_t gradients = 0;   // parameters with requires_grad
-  FlopCount flops_at_32;   // counts of one forward at a 32x32 input (training form, both heads)
-  double gflops = 0;  // at imgsz: 2 * (conv MACs + 4 * BN elements + upsample elements), scaled
+  FlopCount flops_at_32;   // counts of one eval forward at 32x32 (both heads, then the decode)
+  // At imgsz: 2 * ((conv MACs + 4 * BN elements) * a + attention MACs * a^2), a = (imgsz / 32)^2.
+  double gflops = 0;
 };
 
 // Runs one forward at 32x32 to count FLOPs, as the reference does, and scales to imgsz.
 ModelSummary summarize_model(DetectionModelImpl& model, int64_t imgsz = 640);
 
 // The table and the one-line summary, e.g.
-// "yolo26n summary: 260 layers, 2,572,280 parameters, 2,572,280 gradients, 6.1 GFLOPs".
+// "yolo26n summary: 260 layers, 2,572,280 parameters, 2,572,280 gradients, 6.2 GFLOPs".
 std::string format_summary(const ModelSummary& summary, const std::string& title);
 
-// The reference's published figures for a built-in model with nc=80 (reference-behaviour.md
-// 4.1): exact parameter count (training form, both heads), GFLOPs at 640, and the printed layer
-// count where known (n scales only; 0 otherwise): yolo26n's 260 is a leaf-module count (current
-// reference), yolo11n's 319 an all-module count (the older reference its yaml comment came from).
+// The reference's figures for a built-in model with nc=80, measured with Ultralytics 8.4.190
+// (tests/parity/reference_info.py): exact parameter count (training form, both heads), GFLOPs at
+// 640 unrounded (it prints them to 0.1), the printed layer count (leaf modules, current
+// reference) and the all-module count (what older references printed, e.g. yolo11n's 319).
 struct ReferenceFigures {
   int64_t parameters = 0;
-  double gflops = 0;
+  double gflops = 0;    // unrounded
   int64_t layers = 0;   // leaf modules
   int64_t modules = 0;  // all modules
 };
