@@ -76,7 +76,7 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
               spdlog::warn("no weights=PATH given: scoring a freshly initialised model");
             }
             model->to(device);
-            engine::Validator validator(val_set, spec, config, device);
+            engine::Validator validator(val_set, spec, config, device, /*standalone=*/true);
             auto vo = engine::ValidationOptions::from_config(config);
             vo.keep_detections = true;
             const auto result = validator.run(*model, nullptr, vo);

@@ -19,9 +19,9 @@ LoaderOptions train_loader_options(const core::TrainConfig& config, int rank, in
   return o;
 }
 
-LoaderOptions val_loader_options(const core::TrainConfig& config) {
+LoaderOptions val_loader_options(const core::TrainConfig& config, bool standalone) {
   LoaderOptions o = train_loader_options(config);
-  o.batch = static_cast<int>(config.data.batch) * 2;
+  o.batch = static_cast<int>(config.data.batch) * (standalone ? 1 : 2);
   o.augment = false;
   o.rect = true;
   o.shuffle = false;

@@ -15,7 +15,9 @@ namespace trainer::data {
 LoaderOptions train_loader_options(const core::TrainConfig& config, int rank = 0,
                                    int world_size = 1);
 
-LoaderOptions val_loader_options(const core::TrainConfig& config);
+// Validation batches: 2 x batch during training (the reference's trainer does the same), batch
+// for a standalone `trainer val` (as `yolo val batch=N`); rect shapes depend on it.
+LoaderOptions val_loader_options(const core::TrainConfig& config, bool standalone = false);
 
 bool mosaic_enabled(const core::TrainConfig& config, int epoch);
 

@@ -81,7 +81,7 @@ class Reader {
 void save_checkpoint(const Checkpoint& c, const std::filesystem::path& path) {
   c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
   dict.insert("format", std::string(kCheckpointFormat));
-  dict.insert("version", kCheckpointVersion);
+  dict.insert("version", c.version);
   dict.insert("config_yaml", c.config_yaml);
   dict.insert("epoch", c.epoch);
   dict.insert("iteration", c.iteration);
@@ -130,6 +130,7 @@ Checkpoint load_checkpoint(const std::filesystem::path& path) {
   }
   if (dict.find("done") == dict.end()) r.fail("is incomplete (no completion marker)");
   Checkpoint c;
+  c.version = version;
   c.config_yaml = r.string("config_yaml");
   c.epoch = r.integer("epoch");
   c.iteration = r.integer("iteration");

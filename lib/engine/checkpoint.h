@@ -17,15 +17,20 @@
 namespace trainer::engine {
 
 inline constexpr const char* kCheckpointFormat = "trainer-checkpoint";
-inline constexpr int64_t kCheckpointVersion = 1;
+// 2: parameter groups in 8.4.190's order (8 under MuSGD), untagged pickle. A version-1 file still
+// gives its weights (trainer val, fine-tuning) but cannot be resumed: its optimizer state is keyed
+// by the old group order.
+inline constexpr int64_t kCheckpointVersion = 2;
+inline constexpr int64_t kOldestResumableCheckpointVersion = 2;
 
 using TensorMap = std::map<std::string, at::Tensor>;
 
 struct Checkpoint {
-  std::string config_yaml;     // the resolved config the run started with
-  int64_t epoch = -1;          // last completed epoch (0-based)
-  int64_t iteration = 0;       // optimizer-loop iteration `ni` of the next batch
-  int64_t last_opt_step = -1;  // `ni` of the last optimizer step (gradient accumulation)
+  int64_t version = kCheckpointVersion;  // the format version it was written with
+  std::string config_yaml;               // the resolved config the run started with
+  int64_t epoch = -1;                    // last completed epoch (0-based)
+  int64_t iteration = 0;                 // optimizer-loop iteration `ni` of the next batch
+  int64_t last_opt_step = -1;            // `ni` of the last optimizer step (gradient accumulation)
   double best_fitness = 0.0;
   int64_t best_epoch = -1;
   int64_t loss_updates = 0;    // end-to-end loss schedule (ProgLoss) updates

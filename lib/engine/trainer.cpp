@@ -111,6 +111,13 @@ FitResult fit(const core::TrainConfig& config_in, const FitOptions& options) {
   FitResult result;
   if (!config.run.resume.empty()) {
     resume = load_checkpoint(config.run.resume);
+    if (resume->version < kOldestResumableCheckpointVersion) {
+      throw core::InputError(fmt::format(
+          "{}: written by an older trainer (checkpoint format {}) whose optimizer state uses "
+          "another parameter-group order; it cannot be resumed. Its weights still load: start a "
+          "new run from them or score them with trainer val weights={}",
+          config.run.resume, resume->version, config.run.resume));
+    }
     result.run_dir = std::filesystem::absolute(config.run.resume).parent_path().parent_path();
   } else {
     result.run_dir =

@@ -60,9 +60,9 @@ std::vector<LetterboxedTruth> letterboxed_truth(const at::Tensor& labels, int64_
 
 Validator::Validator(std::shared_ptr<const data::DatasetIndex> val_set,
                      const data::DatasetSpec& spec, const core::TrainConfig& config,
-                     c10::Device device)
+                     c10::Device device, bool standalone)
     : val_set_(std::move(val_set)), config_(config), device_(device) {
-  auto options = data::val_loader_options(config);
+  auto options = data::val_loader_options(config, standalone);
   options.show_progress = false;
   loader_ = std::make_unique<data::Loader>(*val_set_, options);
   const int nc = val_set_->nc();

@@ -66,8 +66,9 @@ struct ValidationResult {
 
 class Validator {
  public:
+  // `standalone`: `trainer val` (batches of `batch`); otherwise the fit loop's (2 x batch).
   Validator(std::shared_ptr<const data::DatasetIndex> val_set, const data::DatasetSpec& spec,
-            const core::TrainConfig& config, c10::Device device);
+            const core::TrainConfig& config, c10::Device device, bool standalone = false);
 
   // Scores `model` (switched to eval mode for the call, its mode restored). `criterion` (optional)
   // gives the val loss.

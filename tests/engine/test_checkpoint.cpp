@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "engine/checkpoint.h"
+#include "engine/trainer.h"
 #include "test_support.h"
 
 using namespace trainer::engine;
@@ -131,4 +132,25 @@ TEST_CASE("checkpoint: foreign and missing files are named") {
       .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   CHECK_THROWS_WITH_AS(load_checkpoint(other), doctest::Contains("format tag missing"),
                        trainer::core::InputError);
+}
+
+TEST_CASE("checkpoint: a format-1 file loads (its weights) but is refused for resume, named") {
+  trainer::test::TempDir dir;
+  Checkpoint old = sample(1.0);
+  old.version = 1;  // parameter groups in the pre-8.4.190 order
+  save_checkpoint(old, dir / "old.ckpt");
+  const Checkpoint back = load_checkpoint(dir / "old.ckpt");
+  CHECK(back.version == 1);
+  CHECK(torch::equal(back.model.at("model.0.conv.weight"), old.model.at("model.0.conv.weight")));
+  trainer::core::TrainConfig config;
+  config.run.resume = (dir / "old.ckpt").string();
+  try {
+    fit(config);
+    FAIL("expected an InputError");
+  } catch (const trainer::core::InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("old.ckpt") != std::string::npos);
+    CHECK(what.find("cannot be resumed") != std::string::npos);
+  }
+  CHECK(load_checkpoint(dir / "old.ckpt").version == 1);  // and it is left as it was
 }
