@@ -9,6 +9,12 @@ set -euo pipefail
 
 TORCH_VERSION=2.11.0  # matches the GPU VM image (2.11.0+cu130) and the CUDA 13.0 toolkit here
 PYCOCOTOOLS_VERSION=2.0.11  # the reference COCO evaluator the eval tests compare against
+# The reference trainer, a test oracle only (tests/parity): installed without its dependencies so
+# the torch pin stays, plus the packages it imports, each pinned. Nothing in lib/ or app/ uses it.
+ULTRALYTICS_VERSION=8.4.190
+ORACLE_NO_DEPS=("ultralytics==$ULTRALYTICS_VERSION" torchvision==0.26.0 ultralytics-thop==2.2.3)
+ORACLE_PACKAGES=(opencv-python-headless==4.10.0.84 matplotlib==3.11.2 pillow==13.0.0 pyyaml==6.0.4
+                 requests==2.34.2 psutil==7.2.2 polars==2.1.0 scipy==1.17.1)
 TRAINER_CACHE=${TRAINER_CACHE:-$HOME/.cache/trainer}
 VENV=$TRAINER_CACHE/venv
 APT_PACKAGES=(build-essential cmake ninja-build ccache git pkg-config python3 python3-venv
@@ -50,5 +56,21 @@ install_torch() {
   touch "$stamp"
 }
 
+install_oracle() {
+  local stamp=$VENV/.trainer-oracle-ultralytics-$ULTRALYTICS_VERSION
+  if [ -f "$stamp" ]; then
+    log "reference oracle ultralytics $ULTRALYTICS_VERSION: present in $VENV"
+    return
+  fi
+  log "reference oracle ultralytics $ULTRALYTICS_VERSION: installing into $VENV (tests only)"
+  "$VENV/bin/python" -m pip install -q --no-deps "${ORACLE_NO_DEPS[@]}"
+  "$VENV/bin/python" -m pip install -q "${ORACLE_PACKAGES[@]}"
+  # Import check offline, with settings kept out of the home folder.
+  YOLO_OFFLINE=1 YOLO_CONFIG_DIR="$(mktemp -d)" "$VENV/bin/python" -c \
+    "import ultralytics, torch; assert ultralytics.__version__ == '$ULTRALYTICS_VERSION'"
+  touch "$stamp"
+}
+
 install_debian_packages
 install_torch
+install_oracle

@@ -1,0 +1,307 @@
+"""Test oracle for tests/parity: runs the pinned reference trainer (Ultralytics 8.4.190) on inputs the
+C++ tests prepare and writes what it computed as JSON (and tensors as torch.save files).
+
+Nothing in lib/ or app/ uses this. The caller sets YOLO_OFFLINE=1 and a temporary YOLO_CONFIG_DIR;
+models are built from yaml names, nothing is downloaded.
+
+Usage: oracle.py COMMAND ARGS... (each command's arguments are in its function's docstring).
+"""
+
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+import torch
+
+import ultralytics
+from ultralytics.data.augment import LetterBox, RandomPerspective
+from ultralytics.data.base import BaseDataset
+from ultralytics.nn.tasks import DetectionModel
+from ultralytics.utils.instance import Instances
+
+
+def write_json(path, value):
+    Path(path).write_text(json.dumps(value))
+
+
+def load_image_as_reference(file, imgsz):
+    """The reference's BaseDataset.load_image (long side to imgsz) on one file."""
+    stub = BaseDataset.__new__(BaseDataset)
+    stub.ims, stub.im_files, stub.npy_files = [None], [str(file)], [Path("/nonexistent/none.npy")]
+    stub.cache, stub.channels, stub.cv2_flag = None, 3, cv2.IMREAD_COLOR
+    stub.imgsz, stub.augment = imgsz, False
+    return stub.load_image(0)
+
+
+def boxes_from_label_file(label_file, w, h):
+    """YOLO txt rows -> (classes, xyxy pixel boxes) for an image of w x h."""
+    rows = [line.split() for line in Path(label_file).read_text().splitlines() if line.strip()]
+    cls = np.array([int(r[0]) for r in rows], dtype=np.float32).reshape(-1, 1)
+    xywh = np.array([[float(v) for v in r[1:5]] for r in rows], dtype=np.float32).reshape(-1, 4)
+    xyxy = np.stack(
+        [(xywh[:, 0] - xywh[:, 2] / 2) * w, (xywh[:, 1] - xywh[:, 3] / 2) * h,
+         (xywh[:, 0] + xywh[:, 2] / 2) * w, (xywh[:, 1] + xywh[:, 3] / 2) * h], 1)
+    return cls, xyxy
+
+
+PROBE_BOXES = [[10.0, 20.0, 100.0, 120.0], [100.0, 120.0, 10.0, 20.0], [-5.0, 3.5, 300.0, 77.25]]
+
+
+def cmd_placement(out_dir, imgsz, *images):
+    """Letterbox (validation) and the non-mosaic training placement (RandomPerspective with no random
+    part: degrees, translate, scale, shear, perspective 0) of each image with its labels.
+    Writes OUT_DIR/<stem>_val.png, <stem>_train.png and placement.json."""
+    imgsz = int(imgsz)
+    out = {}
+    for file in images:
+        file = Path(file)
+        im, (h0, w0), (h, w) = load_image_as_reference(file, imgsz)
+        label = file.parent.parent.parent / "labels" / file.parent.name / (file.stem + ".txt")
+        cls, xyxy = boxes_from_label_file(label, w, h)
+
+        def labels():
+            inst = Instances(xyxy.copy(), np.zeros((0, 1000, 2), dtype=np.float32), None, "xyxy", False)
+            return {"img": im.copy(), "cls": cls.copy(), "instances": inst,
+                    "ratio_pad": (h / h0, w / w0), "ori_shape": (h0, w0), "resized_shape": (h, w)}
+
+        val = LetterBox(new_shape=(imgsz, imgsz), auto=False, scaleup=False)(labels())
+        train = RandomPerspective(degrees=0, translate=0, scale=0, shear=0, perspective=0,
+                                  size=(imgsz, imgsz))(labels())
+        cv2.imwrite(str(Path(out_dir) / f"{file.stem}_val.png"), val["img"])
+        cv2.imwrite(str(Path(out_dir) / f"{file.stem}_train.png"), train["img"])
+        (gain_y, gain_x), (pad_x, pad_y) = val["ratio_pad"]
+        # Predictions in letterboxed pixels back to the original image (save_json's scale_boxes),
+        # an inverted box (x2 < x1, y2 < y1) and one past the border among them.
+        from ultralytics.utils.ops import scale_boxes
+
+        probes = torch.tensor(PROBE_BOXES, dtype=torch.float32)
+        scaled = scale_boxes((imgsz, imgsz), probes.clone(), (h0, w0), ratio_pad=val["ratio_pad"])
+        val["instances"].convert_bbox("xyxy")
+        train["instances"].convert_bbox("xyxy")
+        out[file.stem] = {
+            "resized": [h, w],
+            "val": {"gain_x": gain_x, "gain_y": gain_y, "pad_x": pad_x, "pad_y": pad_y,
+                    "boxes": val["instances"].bboxes.tolist(), "scaled_probes": scaled.tolist()},
+            "train": {"boxes": train["instances"].bboxes.tolist(), "cls": train["cls"].ravel().tolist()},
+        }
+    write_json(Path(out_dir) / "placement.json", out)
+
+
+def model_yaml(name):
+    """The reference's yaml for a built-in name; trainer's test width 't' (depth 0.33, width 0.0625)
+    is the family's yaml with one more scale, so the reference builds the same tiny model."""
+    from ultralytics.nn.tasks import yaml_model_load
+
+    if not name.endswith("t"):
+        return f"{name}.yaml"
+    cfg = yaml_model_load(f"{name[:-1]}n.yaml")
+    cfg["scales"]["t"] = [0.33, 0.0625, 1024]
+    cfg["scale"] = "t"
+    return cfg
+
+
+def reference_model(name, nc, weights=None):
+    """DetectionModel built from the yaml name, with a trainer weights file loaded strictly."""
+    model = DetectionModel(model_yaml(name), nc=nc, verbose=False)
+    if weights:
+        state = torch.load(weights, map_location="cpu", weights_only=True)
+        model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in state.items()})
+    return model
+
+
+def cmd_val(out_dir, model_name, weights, data_yaml, imgsz, batch, *overrides):
+    """The reference's standalone validation with a trainer weights file. Writes
+    OUT_DIR/val/predictions.json and OUT_DIR/val.json (metrics)."""
+    from ultralytics import YOLO
+    import yaml
+
+    nc = len(yaml.safe_load(Path(data_yaml).read_text())["names"])
+    yolo = YOLO(f"{model_name[:-1]}n.yaml" if model_name.endswith("t") else f"{model_name}.yaml")
+    yolo.model = reference_model(model_name, nc, weights)
+    yolo.model.names = {i: str(i) for i in range(nc)}
+    kwargs = dict(o.split("=", 1) for o in overrides)
+    kwargs = {k: yaml.safe_load(v) for k, v in kwargs.items()}
+    metrics = yolo.val(data=data_yaml, imgsz=int(imgsz), batch=int(batch), device="cpu", save_json=True,
+                       plots=False, project=str(out_dir), name="val", exist_ok=True, workers=0,
+                       verbose=False, **kwargs)
+    box = metrics.box
+    write_json(Path(out_dir) / "val.json", {"precision": float(box.mp), "recall": float(box.mr),
+                                             "map50": float(box.map50), "map50_95": float(box.map)})
+
+
+def cmd_schedule(out_dir, data_yaml, *overrides):
+    """A short reference training run with callbacks that record, for every batch, each parameter
+    group's lr and momentum, the accumulate value and whether the optimizer stepped, and per epoch
+    whether mosaic was on; plus the results.csv header. Writes OUT_DIR/schedule.json."""
+    from ultralytics import YOLO
+    from ultralytics.data.augment import Mosaic
+    import yaml
+
+    kwargs = {k: yaml.safe_load(v) for k, v in (o.split("=", 1) for o in overrides)}
+    model = YOLO(f"{kwargs.pop('model', 'yolo26n')}.yaml")
+    record = {"batches": [], "mosaic": [], "groups": []}
+    state = {"steps": 0}
+
+    def find_mosaic(t):
+        if isinstance(t, Mosaic):
+            return t
+        for child in getattr(t, "transforms", []) or []:
+            found = find_mosaic(child)
+            if found is not None:
+                return found
+        return None
+
+    def on_train_start(trainer):
+        record["groups"] = [
+            {"name": g.get("param_group"), "params": len(g["params"]), "initial_lr": g["initial_lr"]}
+            for g in trainer.optimizer.param_groups]
+        original = trainer.optimizer_step
+
+        def counting_step():
+            state["steps"] += 1
+            original()
+        trainer.optimizer_step = counting_step
+
+    def on_train_batch_start(trainer):
+        if len(record["mosaic"]) == trainer.epoch:
+            m = find_mosaic(trainer.train_loader.dataset.transforms)
+            record["mosaic"].append(bool(m is not None and m.p > 0))
+        state["before"] = state["steps"]
+
+    def on_train_batch_end(trainer):
+        groups = trainer.optimizer.param_groups
+        record["batches"].append({
+            "epoch": trainer.epoch,
+            "lr": [g["lr"] for g in groups],
+            "momentum": [g.get("momentum", g.get("betas", [0])[0]) for g in groups],
+            "accumulate": trainer.accumulate,
+            "stepped": state["steps"] > state["before"],
+        })
+
+    model.add_callback("on_train_start", on_train_start)
+    model.add_callback("on_train_batch_start", on_train_batch_start)
+    model.add_callback("on_train_batch_end", on_train_batch_end)
+    model.train(data=data_yaml, device="cpu", workers=0, plots=False, project=str(out_dir), name="train",
+                exist_ok=True, verbose=False, amp=False, **kwargs)
+    csv = Path(out_dir) / "train" / "results.csv"
+    record["results_header"] = csv.read_text().splitlines()[0].split(",")
+    record["nb"] = len(record["batches"]) // max(len(record["mosaic"]), 1)
+    write_json(Path(out_dir) / "schedule.json", record)
+
+
+def cmd_head(out_file, model_name, nc, weights, inputs):
+    """Raw head outputs and the one-to-many decode for an image tensor (eval mode): writes
+    {"one2many": (B, 4*reg_max + nc, A), "one2one": ..., "decoded": (B, 4 + nc, A)}."""
+    model = reference_model(model_name, int(nc), weights).eval()
+    images = torch.load(inputs, weights_only=True)["images"]
+    head = model.model[-1]
+    head.end2end = False  # decode the one-to-many head, as validation does by default
+    with torch.no_grad():
+        decoded, raw = model(images)
+    out = {"decoded": decoded}
+    for branch in ("one2many", "one2one"):
+        part = raw.get(branch, raw if branch == "one2many" else None)
+        if part is not None and "boxes" in part:
+            out[branch] = torch.cat([part["boxes"], part["scores"]], 1)
+    torch.save(out, out_file)
+
+
+def cmd_loss(out_file, model_name, nc, weights, inputs):
+    """The loss and its items on one batch in training mode (BatchNorm batch statistics):
+    writes {"total": 0-d, "items": (3,)} plus the item names to OUT_FILE.json."""
+    from ultralytics.cfg import get_cfg
+
+    model = reference_model(model_name, int(nc), weights).train()
+    model.args = get_cfg()
+    data = torch.load(inputs, weights_only=True)
+    labels = data["labels"]  # (n, 6): image, class, cx, cy, w, h (normalised)
+    batch = {"img": data["images"], "batch_idx": labels[:, 0], "cls": labels[:, 1:2], "bboxes": labels[:, 2:6]}
+    total, items = model.loss(batch)
+    torch.save({"total": total.detach().sum(), "items": torch.stack(list(items.values())).float()}, out_file)
+    write_json(out_file + ".json", {"names": list(items.keys())})
+
+
+def cmd_optim(out_file, name, inputs, steps):
+    """`steps` optimizer steps of MuSGD (8.4.190's, bf16 Newton-Schulz; "MuSGD-fp32": the same with its
+    Newton-Schulz run in fp32), SGD (nesterov) or AdamW from identical parameters, with the gradients
+    given for each step; writes the parameters after."""
+    from ultralytics.optim.muon import MuSGD
+
+    if name == "MuSGD-fp32":  # the reference casts to bf16 with Tensor.bfloat16(): make that fp32
+        torch.Tensor.bfloat16 = lambda self: self.float()
+        name = "MuSGD"
+
+    data = torch.load(inputs, weights_only=True)
+    n = int(data["count"])
+    params = [torch.nn.Parameter(data[f"p{i}"].clone()) for i in range(n)]
+    kinds = data["kinds"].tolist()  # per parameter: 0 weight, 1 bn, 2 bias, 3 muon
+    lr, momentum, decay = float(data["lr"]), float(data["momentum"]), float(data["decay"])
+    groups = []
+    for kind in range(4):
+        members = [p for p, k in zip(params, kinds) if k == kind]
+        if members:
+            groups.append({"params": members, "weight_decay": decay if kind in (0, 3) else 0.0,
+                           **({"use_muon": True} if kind == 3 else {})})
+    if name == "MuSGD":
+        opt = MuSGD(groups, lr=lr, momentum=momentum, nesterov=True, muon=0.2, sgd=1.0)
+    elif name == "SGD":
+        opt = torch.optim.SGD(groups, lr=lr, momentum=momentum, nesterov=True)
+    else:
+        opt = torch.optim.AdamW(groups, lr=lr, betas=(momentum, 0.999), weight_decay=0.0)
+    for step in range(int(steps)):
+        for i, p in enumerate(params):
+            p.grad = data[f"g{step}_{i}"].clone()
+        opt.step()
+    torch.save({f"p{i}": p.detach() for i, p in enumerate(params)}, out_file)
+
+
+def cmd_metric(out_file, inputs):
+    """The reference metric (DetectionValidator.match_predictions, DetMetrics) on given per-image
+    predictions (sorted by descending score, as NMS returns them) and ground truth, all in the same
+    pixel space. Writes P, R, mAP50, mAP50-95 and the per-class AP50."""
+    from ultralytics.models.yolo.detect.val import DetectionValidator
+    from ultralytics.utils.metrics import DetMetrics, box_iou
+
+    data = json.loads(Path(inputs).read_text())
+    validator = DetectionValidator.__new__(DetectionValidator)
+    validator.iouv = torch.linspace(0.5, 0.95, 10)
+    metrics = DetMetrics(names={i: str(i) for i in range(data["nc"])})
+    for k, image in enumerate(data["images"]):
+        pred = torch.tensor(image["pred_boxes"], dtype=torch.float32).view(-1, 4)
+        conf = np.array(image["scores"], dtype=np.float32)
+        pred_cls = torch.tensor(image["pred_classes"], dtype=torch.float32)
+        gt = torch.tensor(image["gt_boxes"], dtype=torch.float32).view(-1, 4)
+        gt_cls = torch.tensor(image["gt_classes"], dtype=torch.float32)
+        if len(gt) and len(pred):
+            tp = validator.match_predictions(pred_cls, gt_cls, box_iou(gt, pred)).numpy()
+        else:
+            tp = np.zeros((len(pred), 10), dtype=bool)
+        metrics.update_stats({"tp": tp, "conf": conf, "pred_cls": pred_cls.numpy(),
+                              "target_cls": gt_cls.numpy(), "target_img": np.unique(gt_cls.numpy()),
+                              "im_name": f"{k}.jpg"})
+    metrics.process()
+    box = metrics.box
+    write_json(out_file, {"precision": float(box.mp), "recall": float(box.mr), "map50": float(box.map50),
+                          "map50_95": float(box.map), "ap50": {str(int(c)): float(a) for c, a in
+                                                               zip(box.ap_class_index, box.ap50)}})
+
+
+def cmd_checkpoint(path):
+    """torch.load(path) with its defaults (weights_only=True): prints the top-level keys."""
+    obj = torch.load(path)
+    print(json.dumps({"keys": sorted(obj.keys()), "epoch": obj.get("epoch")}))
+
+
+def main():
+    assert ultralytics.__version__ == "8.4.190", ultralytics.__version__
+    command, *args = sys.argv[1:]
+    {"placement": cmd_placement, "val": cmd_val, "schedule": cmd_schedule, "head": cmd_head,
+     "loss": cmd_loss, "optim": cmd_optim, "metric": cmd_metric, "checkpoint": cmd_checkpoint}[command](*args)
+
+
+if __name__ == "__main__":
+    main()
