@@ -54,6 +54,11 @@ std::optional<fs::path> shared_data(const std::string& subset) {
   return std::nullopt;
 }
 
+bool in_ci() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && std::string(ci) == "true";
+}
+
 int run_command(const std::string& command, std::string* output) {
   FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
   if (pipe == nullptr) return -1;

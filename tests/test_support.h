@@ -31,12 +31,23 @@ std::optional<std::filesystem::path> shared_data(const std::string& subset);
 // Runs a shell command, capturing stdout+stderr; returns the exit status.
 int run_command(const std::string& command, std::string* output);
 
+// True under CI (CI=true): there a missing data set, oracle or tool is a failure, not a skip, so
+// CI can never go green while testing nothing.
+bool in_ci();
+
 }  // namespace trainer::test
 
-// Skips the rest of a test case (doctest has no skip-at-runtime): prints why and returns.
-#define TRAINER_SKIP_IF_NO_SHARED_DATA(var, subset)                                    \
-  const auto var = ::trainer::test::shared_data(subset);                               \
-  if (!var) {                                                                          \
-    MESSAGE("skipped: ../shared/data/" subset " not found (set TRAINER_SHARED_DATA)"); \
-    return;                                                                            \
+// Skips the rest of a test case (doctest has no skip-at-runtime): prints why and returns; under
+// CI=true it fails the test case instead.
+#define TRAINER_SKIP(why)                                                 \
+  do {                                                                    \
+    if (::trainer::test::in_ci()) FAIL("missing under CI=true: " << why); \
+    MESSAGE("skipped: " << why);                                          \
+    return;                                                               \
+  } while (false)
+
+#define TRAINER_SKIP_IF_NO_SHARED_DATA(var, subset)                                \
+  const auto var = ::trainer::test::shared_data(subset);                           \
+  if (!var) {                                                                      \
+    TRAINER_SKIP("../shared/data/" subset " not found (set TRAINER_SHARED_DATA)"); \
   }

@@ -47,10 +47,7 @@ TEST_CASE("the working tree's revision is read with git, and is null outside a t
   CHECK_FALSE(git_revision_of(dir.path().string()).has_value());
   CHECK_FALSE(git_dirty_of(dir.path().string()).has_value());
   const auto rev = git_revision_of(TRAINER_SOURCE_DIR);
-  if (!rev) {
-    MESSAGE("skipped: git or the source tree's .git is not available");
-    return;
-  }
+  if (!rev) TRAINER_SKIP("git or the source tree's .git is not available");
   CHECK(std::regex_match(*rev, std::regex("[0-9a-f]{12}")));
   CHECK(git_dirty_of(TRAINER_SOURCE_DIR).has_value());
 }

@@ -41,8 +41,7 @@ TEST_CASE("all 12 stats agree with pycocotools on coco128 and eleven detection s
   TRAINER_SKIP_IF_NO_SHARED_DATA(coco128, "coco128");
   const std::string python = python_with_pycocotools();
   if (python.empty()) {
-    MESSAGE("skipped: no python with pycocotools (run scripts/setup.sh, or set TRAINER_PYTHON)");
-    return;
+    TRAINER_SKIP("no python with pycocotools (run scripts/setup.sh, or set TRAINER_PYTHON)");
   }
   const fs::path gt_path = *coco128 / "annotations/instances_train2017.json";
   test::TempDir dir;

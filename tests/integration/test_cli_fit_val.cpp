@@ -55,8 +55,7 @@ TEST_CASE("cli: trainer val on coco8 writes predictions.json that pycocotools ac
   TRAINER_SKIP_IF_NO_SHARED_DATA(root, "coco128");
   std::string out;
   if (run_command(venv_python() + " -c 'import pycocotools'", &out) != 0) {
-    MESSAGE("skipped: pycocotools not installed in the venv (scripts/setup.sh installs it)");
-    return;
+    TRAINER_SKIP("pycocotools not installed in the venv (scripts/setup.sh installs it)");
   }
   trainer::test::TempDir dir;
   const std::string source = TRAINER_SOURCE_DIR;

@@ -151,10 +151,7 @@ TEST_CASE("bad weights files: missing, not a torch.save file, not a dict") {
 
 TEST_CASE("Python round trip: reference-style checkpoint -> convert_weights.py -> import -> back") {
   const std::string py = python();
-  if (py.empty()) {
-    MESSAGE("skipped: ~/.cache/trainer/venv/bin/python not found (run scripts/setup.sh)");
-    return;
-  }
+  if (py.empty()) TRAINER_SKIP("~/.cache/trainer/venv/bin/python not found (run scripts/setup.sh)");
   trainer::test::TempDir dir;
   const std::string script = std::string(TRAINER_SOURCE_DIR) + "/scripts/convert_weights.py";
   auto original = trained_tiny(ModelFamily::kYolo26, 3, 5);

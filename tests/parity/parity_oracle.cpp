@@ -12,11 +12,6 @@ namespace fs = std::filesystem;
 
 namespace trainer::test {
 
-bool in_ci() {
-  const char* ci = std::getenv("CI");
-  return ci && std::string(ci) == "true";
-}
-
 std::optional<std::string> oracle_python() {
   static const std::optional<std::string> found = []() -> std::optional<std::string> {
     std::string python;

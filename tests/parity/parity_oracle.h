@@ -11,14 +11,13 @@
 #include <optional>
 #include <string>
 
+#include "test_support.h"
+
 namespace trainer::test {
 
 // The python that imports ultralytics 8.4.190 ($TRAINER_PYTHON, else the venv of
 // scripts/setup.sh), or nullopt.
 std::optional<std::string> oracle_python();
-
-// True when running under CI (CI=true): a missing oracle or data set is a failure there.
-bool in_ci();
 
 // Runs `oracle.py ARGS` offline with a private settings folder; returns its output. Fails the
 // test (REQUIRE) when it exits non-zero, with the output attached.
@@ -32,21 +31,13 @@ std::filesystem::path reference_data_yaml(const std::filesystem::path& dir,
 }  // namespace trainer::test
 
 // Skips (or, under CI=true, fails) a test case when the oracle is missing.
-#define TRAINER_REQUIRE_ORACLE(var)                                                      \
-  const auto var = ::trainer::test::oracle_python();                                     \
-  if (!var) {                                                                            \
-    if (::trainer::test::in_ci()) FAIL("the reference oracle is missing under CI=true"); \
-    MESSAGE(                                                                             \
-        "skipped: ultralytics 8.4.190 not importable (run scripts/setup.sh or set "      \
-        "TRAINER_PYTHON)");                                                              \
-    return;                                                                              \
+#define TRAINER_REQUIRE_ORACLE(var)                                        \
+  const auto var = ::trainer::test::oracle_python();                       \
+  if (!var) {                                                              \
+    TRAINER_SKIP(                                                          \
+        "ultralytics 8.4.190 not importable (run scripts/setup.sh or set " \
+        "TRAINER_PYTHON)");                                                \
   }
 
 // The shared data set `subset`, or skip (fail under CI=true).
-#define TRAINER_REQUIRE_SHARED_DATA(var, subset)                                              \
-  const auto var = ::trainer::test::shared_data(subset);                                      \
-  if (!var) {                                                                                 \
-    if (::trainer::test::in_ci()) FAIL("../shared/data/" subset " is missing under CI=true"); \
-    MESSAGE("skipped: ../shared/data/" subset " not found (set TRAINER_SHARED_DATA)");        \
-    return;                                                                                   \
-  }
+#define TRAINER_REQUIRE_SHARED_DATA(var, subset) TRAINER_SKIP_IF_NO_SHARED_DATA(var, subset)
