@@ -93,6 +93,7 @@ void save_checkpoint(const Checkpoint& c, const std::filesystem::path& path) {
   dict.insert("model", to_dict(c.model));
   dict.insert("ema", to_dict(c.ema));
   dict.insert("optimizer", to_dict(c.optimizer));
+  dict.insert("pending_grads", to_dict(c.pending_grads));
   dict.insert("rng_cpu", c.rng_cpu.defined() ? c10::IValue(c.rng_cpu) : c10::IValue());
   dict.insert("rng_cuda", c.rng_cuda.defined() ? c10::IValue(c.rng_cuda) : c10::IValue());
   dict.insert("date", c.date);
@@ -142,6 +143,7 @@ Checkpoint load_checkpoint(const std::filesystem::path& path) {
   c.model = r.tensors("model");
   c.ema = r.tensors("ema");
   c.optimizer = r.tensors("optimizer");
+  if (dict.find("pending_grads") != dict.end()) c.pending_grads = r.tensors("pending_grads");
   c.rng_cpu = r.tensor("rng_cpu", /*optional=*/true);
   c.rng_cuda = r.tensor("rng_cuda", /*optional=*/true);
   c.date = r.string("date");

@@ -38,6 +38,7 @@ struct Checkpoint {
   TensorMap model;             // live weights and buffers, reference key names
   TensorMap ema;               // ModelEma::state_dict() (includes ema.updates)
   TensorMap optimizer;         // Optimizer::state_dict()
+  TensorMap pending_grads;     // gradients accumulated since the last optimizer step (by name)
   at::Tensor rng_cpu;          // the CPU generator state
   at::Tensor rng_cuda;         // the CUDA generator state (undefined on CPU runs)
   std::string date;            // ISO time of writing

@@ -5,6 +5,8 @@
 
 #include <torch/torch.h>
 
+#include <limits>
+
 #include "core/autocast_guard.h"
 #include "engine/device.h"
 #include "engine/training_context.h"
@@ -47,6 +49,10 @@ void TrainStep::run(const data::Batch& batch, int64_t ni, StageClock* clock) {
     core::AutocastGuard autocast(ctx_.device.type(), at::kBFloat16, ctx_.bf16());
     auto outputs = ctx_.model->forward_train(images);
     result = (*ctx_.criterion)(outputs, labels, images.size(0));
+  }
+  if (poison_next_) {
+    result.total = result.total * std::numeric_limits<double>::quiet_NaN();
+    poison_next_ = false;
   }
   if (clock) clock->mark("forward_loss");
   result.total.backward();

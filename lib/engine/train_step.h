@@ -42,6 +42,9 @@ class TrainStep {
   at::Tensor last_grad_norm() const { return last_grad_norm_; }
   void reset_epoch();
 
+  // Test hook: the next run() multiplies its loss by NaN before backward (fault injection).
+  void poison_next_loss() { poison_next_ = true; }
+
   int64_t last_opt_step() const { return last_opt_step_; }
   void set_last_opt_step(int64_t ni) { last_opt_step_ = ni; }
   int64_t accumulate() const { return accumulate_; }
@@ -57,6 +60,7 @@ class TrainStep {
   at::Tensor last_grad_norm_;
   int64_t batches_ = 0;
   int64_t last_instances_ = 0;
+  bool poison_next_ = false;
 };
 
 }  // namespace trainer::engine

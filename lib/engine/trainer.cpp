@@ -1,11 +1,14 @@
 // See trainer.h. Policies chosen where the reference leaves room (README "Training"):
 // - Non-finite loss or gradient: flagged on the device every step (no host sync), read once per
-//   epoch. The epoch's updates are then discarded by reloading the last checkpoint (model, EMA,
-//   optimizer, loss schedule) and training moves on to the next epoch; after 3 such epochs, or in
-//   the first epoch (nothing to go back to), the run stops with an error that says what to try.
-// - Checkpoints: weights/last.ckpt every epoch, best.ckpt on improvement, epochN.ckpt every
-//   save_period epochs; the EMA weights are also exported as weights/last.pt and best.pt
-//   (the model-weights format of lib/model/weights_io.h).
+//   epoch. The epoch's updates are then discarded by reloading the last checkpoint (its EMA
+//   weights into the model, EMA, optimizer, loss schedule, all gradients dropped) and the same
+//   epoch runs again, as the reference does; after 3 failures in a row, or in the first epoch
+//   (nothing to go back to), the run stops with an error that says what to try. The checkpoint
+//   must be the one this run last wrote.
+// - Checkpoints: weights/best.ckpt on improvement, then weights/last.ckpt every epoch (with any
+//   gradients pending under accumulation), epochN.ckpt every save_period epochs; the EMA weights
+//   are also exported as weights/last.pt and best.pt (lib/model/weights_io.h). Resuming from a
+//   checkpoint older than the run's last.ckpt continues in a new folder <run>-from-epochN.
 #include "engine/trainer.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -54,12 +57,73 @@ TensorMap to_map(const optim::NamedTensors& named) {
   return map;
 }
 
+// The checkpoint's EMA weights into the live model (the reference's non-finite recovery).
+void load_ema_into_model(TrainingContext& ctx, const Checkpoint& ckpt, const std::string& source) {
+  model::NamedTensorList list;
+  for (const auto& [key, tensor] : ckpt.ema) {
+    if (key.rfind("ema.", 0) != 0 || key == "ema.updates") continue;
+    if (tensor.is_floating_point() && !torch::isfinite(tensor).all().item<bool>()) {
+      throw core::InputError(fmt::format("{}: its EMA weights are not finite ({})", source, key));
+    }
+    list.emplace_back(key.substr(4), tensor);
+  }
+  model::load_weights(*ctx.model, list, source + " (EMA weights)");
+}
+
 // Restores model, EMA, optimizer and loss-schedule state from a checkpoint.
 void restore_state(TrainingContext& ctx, const Checkpoint& ckpt, const std::string& source) {
   model::load_weights(*ctx.model, to_list(ckpt.model), source);
   ctx.ema->load_state_dict(ckpt.ema);
   ctx.optimizer->load_state_dict(ckpt.optimizer);
   ctx.criterion->set_epoch_updates(ckpt.loss_updates, static_cast<int>(ctx.config.schedule.epochs));
+}
+
+// Resuming from a checkpoint older than the run's last.ckpt (e.g. weights/epoch2.ckpt) must not
+// overwrite the later last.ckpt and results.csv rows: the resumed run then continues in a new
+// folder beside it (<name>-from-epochN), starting with a copy of results.csv.
+std::filesystem::path branch_if_older(const std::filesystem::path& run_dir, const Checkpoint& from,
+                                      const core::TrainConfig& config, bool main_rank) {
+  const auto last = run_dir / "weights" / "last.ckpt";
+  std::error_code ec;
+  if (!std::filesystem::exists(last) || std::filesystem::equivalent(last, config.run.resume, ec)) {
+    return run_dir;
+  }
+  const Checkpoint latest = load_checkpoint(last);
+  if (latest.epoch <= from.epoch) return run_dir;
+  core::RunConfig branch = config.run;
+  branch.project = run_dir.parent_path().string();
+  branch.name = fmt::format("{}-from-epoch{}", run_dir.filename().string(), from.epoch + 1);
+  branch.exist_ok = false;
+  const auto dir = main_rank ? core::create_run_dir(branch) : core::choose_run_dir(branch);
+  if (main_rank && std::filesystem::exists(run_dir / "results.csv")) {
+    std::filesystem::copy_file(run_dir / "results.csv", dir / "results.csv",
+                               std::filesystem::copy_options::overwrite_existing);
+  }
+  spdlog::warn(
+      "{} is from epoch {}, but {} already reached epoch {}: continuing in {} so that nothing "
+      "there is overwritten",
+      config.run.resume, from.epoch + 1, last.string(), latest.epoch + 1, dir.string());
+  return dir;
+}
+
+// Parameter gradients by name (the ones an optimizer step has not consumed yet).
+TensorMap pending_gradients(model::DetectionModelImpl& model) {
+  TensorMap out;
+  for (const auto& p : model.named_parameters()) {
+    if (p.value().grad().defined()) out.emplace(p.key(), p.value().grad().detach().clone());
+  }
+  return out;
+}
+
+void restore_gradients(model::DetectionModelImpl& model, const TensorMap& grads) {
+  for (auto& p : model.named_parameters()) {
+    auto it = grads.find(p.key());
+    if (it == grads.end()) {
+      p.value().mutable_grad() = at::Tensor();
+    } else {
+      p.value().mutable_grad() = it->second.to(p.value().device(), p.value().scalar_type());
+    }
+  }
 }
 
 EpochValidation epoch_validation(const ValidationResult& val) {
@@ -119,6 +183,7 @@ FitResult fit(const core::TrainConfig& config_in, const FitOptions& options) {
           config.run.resume, resume->version, config.run.resume));
     }
     result.run_dir = std::filesystem::absolute(config.run.resume).parent_path().parent_path();
+    result.run_dir = branch_if_older(result.run_dir, *resume, config, main_rank);
   } else {
     result.run_dir =
         main_rank ? core::create_run_dir(config.run) : core::choose_run_dir(config.run);
@@ -154,6 +219,9 @@ FitResult fit(const core::TrainConfig& config_in, const FitOptions& options) {
     }
     start_epoch = resume->epoch + 1;
     step.set_last_opt_step(resume->last_opt_step);
+    // Gradients accumulated after the last optimizer step carry into the next epoch in a straight
+    // run; the checkpoint holds them so a resume continues with the same ones.
+    restore_gradients(*ctx.model, resume->pending_grads);
     result.best_fitness = resume->best_fitness;
     result.best_epoch = resume->best_epoch;
     if (start_epoch >= epochs) {
@@ -171,7 +239,8 @@ FitResult fit(const core::TrainConfig& config_in, const FitOptions& options) {
   layout.learning_rates.assign(ctx.optimizer->groups().size(), 0.0);
   ResultsLog results(result.run_dir / "results.csv", layout.header(), start_epoch);
   ProgressLine progress(epochs, nb, config.data.imgsz, options.interactive, loss_names);
-  int non_finite_recoveries = 0;
+  int non_finite_recoveries = 0;  // consecutive, reset by a good epoch (the reference's rule)
+  int64_t last_saved_epoch = resume ? resume->epoch : -1;  // what weights/last.ckpt must hold
 
   for (int64_t epoch = start_epoch; epoch < epochs; ++epoch) {
     // --- train one epoch: loader -> step (schedule, forward+loss, backward, clip, optim, EMA)
@@ -184,6 +253,7 @@ FitResult fit(const core::TrainConfig& config_in, const FitOptions& options) {
     while (auto batch = ctx.train_loader->next()) {
       const int64_t ni = i + nb * epoch;
       step.apply_schedule(ni, epoch);
+      if (options.inject_non_finite && options.inject_non_finite(epoch, i)) step.poison_next_loss();
       step.run(*batch, ni);
       if (main_rank && config.run.plots && epoch == start_epoch && i < 3 && start_epoch == 0) {
         data::save_batch_plot(*batch, ctx.dataset.names,
@@ -206,22 +276,38 @@ FitResult fit(const core::TrainConfig& config_in, const FitOptions& options) {
     // --- epoch end: loss schedule, non-finite check
     ctx.criterion->end_epoch(static_cast<int>(epochs));
     if (step.saw_non_finite()) {
+      // As the reference: reload last.ckpt with its EMA weights in the model (a different start
+      // from the failed attempt's), drop every gradient of the failed pass (NaNs still sit in
+      // .grad under accumulation), and run the same epoch again; 3 tries in a row at most.
       const auto last = weights_dir / "last.ckpt";
       if (!std::filesystem::exists(last) || ++non_finite_recoveries > kMaxNonFiniteRecoveries) {
         throw std::runtime_error(fmt::format(
-            "non-finite loss or gradient in epoch {} (recoveries so far: {}); try a lower lr0, "
-            "precision=fp32, or check the labels",
-            epoch + 1, non_finite_recoveries - 1 < 0 ? 0 : non_finite_recoveries - 1));
+            "non-finite loss or gradient in epoch {} ({}); try a lower lr0, precision=fp32, or "
+            "check the labels",
+            epoch + 1,
+            std::filesystem::exists(last) ? fmt::format("{} recoveries from {} did not help",
+                                                        kMaxNonFiniteRecoveries, last.string())
+                                          : "no checkpoint to go back to yet"));
+      }
+      const Checkpoint good = load_checkpoint(last);
+      if (good.epoch != last_saved_epoch) {
+        throw core::InputError(fmt::format(
+            "{}: holds epoch {}, but this run last saved epoch {}; it was replaced by something "
+            "else, so the run stops rather than continue from it",
+            last.string(), good.epoch + 1, last_saved_epoch + 1));
       }
       spdlog::warn(
-          "non-finite loss or gradient in epoch {}: discarding its updates, reloading {} "
-          "({}/{})",
+          "non-finite loss or gradient in epoch {}: discarding its updates and running it again "
+          "from {} with its EMA weights ({}/{})",
           epoch + 1, last.string(), non_finite_recoveries, kMaxNonFiniteRecoveries);
-      const Checkpoint good = load_checkpoint(last);
       restore_state(ctx, good, last.string());
-      step.set_last_opt_step(good.last_opt_step);
+      load_ema_into_model(ctx, good, last.string());
+      ctx.optimizer->zero_grad();
+      step.set_last_opt_step(-1);  // the redone epoch steps with the normal cadence
+      --epoch;
       continue;
     }
+    non_finite_recoveries = 0;
 
     // --- validation on a copy of the EMA weights (the shadow is never touched)
     ctx.ema->copy_to(eval_state);
@@ -268,14 +354,19 @@ FitResult fit(const core::TrainConfig& config_in, const FitOptions& options) {
       ckpt.model = to_map(ctx.live_state);
       ckpt.ema = ctx.ema->state_dict();
       ckpt.optimizer = ctx.optimizer->state_dict();
+      if (step.last_opt_step() < ckpt.iteration - 1)
+        ckpt.pending_grads = pending_gradients(*ctx.model);
       ckpt.rng_cpu = at::detail::getDefaultCPUGenerator().get_state();
       ckpt.date = now_iso();
-      save_checkpoint(ckpt, weights_dir / "last.ckpt");
-      model::save_weights(*eval_model, weights_dir / "last.pt");
+      // best before last: a kill between the two leaves last.ckpt one epoch behind (resume redoes
+      // that epoch and rewrites best exactly), never a last.ckpt whose best_epoch has no best.ckpt.
       if (improved) {
         save_checkpoint(ckpt, weights_dir / "best.ckpt");
         model::save_weights(*eval_model, weights_dir / "best.pt");
       }
+      save_checkpoint(ckpt, weights_dir / "last.ckpt");
+      model::save_weights(*eval_model, weights_dir / "last.pt");
+      last_saved_epoch = epoch;
       if (config.run.save_period > 0 && (epoch + 1) % config.run.save_period == 0) {
         save_checkpoint(ckpt, weights_dir / fmt::format("epoch{}.ckpt", epoch + 1));
       }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,9 @@ struct FitOptions {
   bool per_class = false;    // print the per-class table after the last validation
   int rank = 0;
   int world_size = 1;
+  // Fault injection for tests: called before each batch with (epoch, batch index); returning true
+  // makes that batch's loss non-finite (NaN), as a diverging run would.
+  std::function<bool(int64_t epoch, int64_t batch)> inject_non_finite;
 };
 
 struct FitResult {

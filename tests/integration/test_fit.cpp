@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 #include <torch/torch.h>
 
+#include <cmath>
+
 #include "core/error.h"
 #include "engine/checkpoint.h"
 #include "engine/results_log.h"
@@ -60,31 +62,109 @@ TEST_CASE("fit: a tiny model trains, validates, checkpoints and logs results") {
 }
 
 TEST_CASE("fit: N epochs straight equal N/2, then resume, then N/2, bit for bit") {
+  // Accumulate 2 (nbs 8, batch 4) with warmup 0.5 epochs (nw 2): the optimizer steps at ni 0, 2,
+  // 4, 6, so the gradients of ni 7 are pending when epoch 2 ends; a straight run carries them
+  // into epoch 3 and so must a resume. Validation on: it must not touch the training state.
   test::TempDir dir;
   auto config = test::tiny_fit_config(dir.path(), "straight", 4);
-  config.run.val = false;  // validation does not touch the training state; keep the test short
+  config.optim.nbs = 8;
+  config.schedule.warmup_epochs = 0.5;
+  config.run.val = true;
   config.run.save_period = 2;
   const auto straight = engine::fit(config);
-  const auto full = engine::load_checkpoint(straight.run_dir / "weights" / "last.ckpt");
-  // Resume from the epoch-2 checkpoint of the same run: it continues in that run's folder.
+  const auto last_path = straight.run_dir / "weights" / "last.ckpt";
+  const auto full = engine::load_checkpoint(last_path);
   const auto half = straight.run_dir / "weights" / "epoch2.ckpt";
   REQUIRE(std::filesystem::exists(half));
-  const auto resumed_config = engine::resume_config(half, {});
-  const auto resumed = engine::fit(resumed_config);
+  CHECK_FALSE(engine::load_checkpoint(half).pending_grads.empty());  // the case under test
+  // Resuming from epoch 2 while last.ckpt is at epoch 4: a new folder beside the run, so nothing
+  // of the run is overwritten.
+  const auto resumed = engine::fit(engine::resume_config(half, {}));
   CHECK(resumed.epochs_completed == 2);
-  const auto after = engine::load_checkpoint(straight.run_dir / "weights" / "last.ckpt");
+  CHECK(resumed.run_dir != straight.run_dir);
+  CHECK(resumed.run_dir.filename().string() ==
+        straight.run_dir.filename().string() + "-from-epoch2");
+  const auto after = engine::load_checkpoint(resumed.run_dir / "weights" / "last.ckpt");
   std::string diff;
   CHECK_MESSAGE(equal_maps(full.model, after.model, &diff), "model differs at " << diff);
   CHECK_MESSAGE(equal_maps(full.ema, after.ema, &diff), "EMA differs at " << diff);
   CHECK_MESSAGE(equal_maps(full.optimizer, after.optimizer, &diff),
                 "optimizer differs at " << diff);
+  CHECK_MESSAGE(equal_maps(full.pending_grads, after.pending_grads, &diff),
+                "pending gradients differ at " << diff);
   CHECK(full.last_opt_step == after.last_opt_step);
   CHECK(full.loss_updates == after.loss_updates);
-  // results.csv: the resumed run kept rows 1-2 and appended 3-4.
+  // The original run is untouched; the branch has rows 1-2 copied and 3-4 appended.
+  const auto original = engine::load_checkpoint(last_path);
+  CHECK(original.epoch == 3);
+  CHECK(equal_maps(full.model, original.model, &diff));
   std::vector<std::string> columns;
   std::vector<std::vector<double>> rows;
   engine::read_results_csv(straight.run_dir / "results.csv", &columns, &rows);
   CHECK(rows.size() == 4);
+  engine::read_results_csv(resumed.run_dir / "results.csv", &columns, &rows);
+  CHECK(rows.size() == 4);
+  // Resuming from last.ckpt itself continues in place.
+  auto finished = engine::resume_config(last_path, {});
+  CHECK_THROWS_WITH_AS(engine::fit(finished), doctest::Contains("already finished"),
+                       core::ConfigError);
+}
+
+TEST_CASE("fit: a non-finite loss under accumulation rolls back, redoes the epoch, ends finite") {
+  test::TempDir dir;
+  auto config = test::tiny_fit_config(dir.path(), "nan", 3);
+  config.optim.nbs = 8;  // accumulate 2: NaN gradients would sit in .grad across the rollback
+  config.run.val = false;
+  int epoch1_starts = 0;
+  bool injected = false;
+  engine::FitOptions options;
+  options.inject_non_finite = [&](int64_t epoch, int64_t batch) {
+    if (epoch == 1 && batch == 0) ++epoch1_starts;
+    if (epoch == 1 && batch == 1 && !injected) return injected = true;
+    return false;
+  };
+  const auto result = engine::fit(config, options);
+  CHECK(injected);
+  CHECK(epoch1_starts == 2);  // epoch 2 ran again after the rollback
+  CHECK(result.epochs_completed == 3);
+  const auto last = engine::load_checkpoint(result.run_dir / "weights" / "last.ckpt");
+  CHECK(last.epoch == 2);
+  for (const auto& [key, tensor] : last.model) {
+    CAPTURE(key);
+    if (tensor.is_floating_point()) CHECK(torch::isfinite(tensor).all().item<bool>());
+  }
+  for (const auto& [key, tensor] : last.pending_grads) {
+    CAPTURE(key);
+    CHECK(torch::isfinite(tensor).all().item<bool>());
+  }
+  std::vector<std::string> columns;
+  std::vector<std::vector<double>> rows;
+  engine::read_results_csv(result.run_dir / "results.csv", &columns, &rows);
+  REQUIRE(rows.size() == 3);
+  for (const auto& row : rows) CHECK(std::isfinite(row[2]));
+}
+
+TEST_CASE("fit: non-finite in the first epoch, or a replaced last.ckpt, stops with a message") {
+  test::TempDir dir;
+  auto config = test::tiny_fit_config(dir.path(), "first", 2);
+  config.run.val = false;
+  engine::FitOptions first;
+  first.inject_non_finite = [](int64_t epoch, int64_t batch) { return epoch == 0 && batch == 1; };
+  CHECK_THROWS_WITH(engine::fit(config, first), doctest::Contains("no checkpoint to go back to"));
+
+  config.run.name = "replaced";
+  engine::FitOptions replaced;
+  replaced.inject_non_finite = [&](int64_t epoch, int64_t batch) {
+    if (epoch != 1 || batch != 0) return false;
+    // Something else writes weights/last.ckpt (another run, a copy): the rollback refuses it.
+    const auto file = dir.path() / "replaced" / "weights" / "last.ckpt";
+    auto other = engine::load_checkpoint(file);
+    other.epoch = 7;
+    engine::save_checkpoint(other, file);
+    return true;
+  };
+  CHECK_THROWS_WITH_AS(engine::fit(config, replaced), doctest::Contains("was replaced"),
+                       core::InputError);
 }
 
 TEST_CASE("fit: resume refuses config changes that would break exactness") {
