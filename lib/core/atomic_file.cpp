@@ -1,6 +1,7 @@
 #include "core/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -25,26 +26,40 @@ void fsync_directory(const std::filesystem::path& dir) {
 }  // namespace
 
 void write_file_atomically(const std::filesystem::path& target, std::string_view content) {
-  const std::filesystem::path tmp = target.string() + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A unique temporary name beside the target (two writers of one file never share it), created
+  // close-on-exec; the descriptor is closed on every path.
+  std::string pattern = target.string() + ".tmp.XXXXXX";
+  const int fd = ::mkostemp(pattern.data(), O_CLOEXEC);
+  const std::filesystem::path tmp = pattern;
   if (fd < 0) fail("cannot create", tmp);
+  auto abandon = [&](const char* what) {
+    const int saved = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    errno = saved;
+    fail(what, tmp);
+  };
+  if (::fchmod(fd, 0644) != 0) abandon("cannot set the mode of");
   size_t written = 0;
   while (written < content.size()) {
     const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
     if (n < 0) {
       if (errno == EINTR) continue;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      fail("cannot write", tmp);
+      abandon("cannot write");
     }
     written += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+  if (::fsync(fd) != 0) abandon("cannot flush");
+  if (::close(fd) != 0) {
+    const int saved = errno;
     ::unlink(tmp.c_str());
-    fail("cannot flush", tmp);
+    errno = saved;
+    fail("cannot close", tmp);
   }
   if (::rename(tmp.c_str(), target.c_str()) != 0) {
+    const int saved = errno;
     ::unlink(tmp.c_str());
+    errno = saved;
     fail("cannot rename into", target);
   }
   fsync_directory(target.parent_path());

@@ -12,19 +12,42 @@ using trainer::test::read_text;
 using trainer::test::TempDir;
 using trainer::test::write_text;
 
-TEST_CASE("an atomic write replaces the file and leaves no temporary behind") {
+namespace {
+// Files in `dir` whose name starts with `prefix` (temporaries left behind).
+int count_with_prefix(const std::filesystem::path& dir, const std::string& prefix) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().filename().string().rfind(prefix, 0) == 0) ++n;
+  }
+  return n;
+}
+}  // namespace
+
+TEST_CASE("an atomic write replaces the file, mode 0644, and leaves no temporary behind") {
   TempDir dir;
+  write_text(dir / "f.txt.tmp", "a stale temporary of an older writer");  // not in the way
   write_file_atomically(dir / "f.txt", "first");
   write_file_atomically(dir / "f.txt", "second");
   CHECK(read_text(dir / "f.txt") == "second");
-  CHECK_FALSE(std::filesystem::exists(dir / "f.txt.tmp"));
+  CHECK(count_with_prefix(dir.path(), "f.txt.tmp.") == 0);
+  CHECK(read_text(dir / "f.txt.tmp") == "a stale temporary of an older writer");
+  struct stat st {};
+  REQUIRE(::stat((dir / "f.txt").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0644);
 }
 
-TEST_CASE("a failed write leaves the previous file intact") {
+TEST_CASE("a failed write names the path, leaves the target as it was and no temporary") {
   TempDir dir;
-  write_text(dir / "keep.txt", "previous");
-  // The temporary's name is taken by a folder, so the write cannot start.
-  std::filesystem::create_directory(dir / "keep.txt.tmp");
-  CHECK_THROWS_AS(write_file_atomically(dir / "keep.txt", "new"), std::runtime_error);
-  CHECK(read_text(dir / "keep.txt") == "previous");
+  // The target is a non-empty folder: the rename fails after the temporary was written.
+  write_text(dir / "keep" / "inside.txt", "previous");
+  try {
+    write_file_atomically(dir / "keep", "new");
+    FAIL("expected a runtime_error");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()).find((dir / "keep").string()) != std::string::npos);
+  }
+  CHECK(read_text(dir / "keep" / "inside.txt") == "previous");
+  CHECK(count_with_prefix(dir.path(), "keep.tmp.") == 0);
+  // A folder that does not exist: nothing can be created, the error names the temporary.
+  CHECK_THROWS_AS(write_file_atomically(dir / "missing" / "f.txt", "x"), std::runtime_error);
 }

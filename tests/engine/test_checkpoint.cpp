@@ -92,26 +92,53 @@ TEST_CASE("checkpoint: a truncated file gets a clear error and the previous one 
 }
 
 TEST_CASE("checkpoint: a kill during the write leaves the previous checkpoint intact") {
+  namespace fs = std::filesystem;
   trainer::test::TempDir dir;
   const auto file = dir.path() / "last.ckpt";
   save_checkpoint(sample(1.0), file);
-  // Simulate the writer being killed: fork a child that starts writing a large checkpoint and is
-  // SIGKILLed immediately; the file under the real name must still be the old one.
   Checkpoint big = sample(3.0);
-  big.model["big"] = torch::randn({4 << 20});
-  for (int attempt = 0; attempt < 3; ++attempt) {
+  big.model["big"] = torch::randn({16 << 20});  // 64 MiB: the write takes a while
+  save_checkpoint(big, dir.path() / "size.ckpt");
+  const auto full_size = fs::file_size(dir.path() / "size.ckpt");
+  fs::remove(dir.path() / "size.ckpt");
+  // The temporary being written, if any: (path, size).
+  auto partial = [&]() -> std::pair<fs::path, uintmax_t> {
+    for (const auto& e : fs::directory_iterator(dir.path())) {
+      if (e.path().filename().string().rfind("last.ckpt.tmp.", 0) == 0) {
+        std::error_code ec;
+        const auto size = fs::file_size(e.path(), ec);
+        if (!ec) return {e.path(), size};
+      }
+    }
+    return {{}, 0};
+  };
+  // Fork a writer and SIGKILL it once its temporary file is partly written; provably mid-write
+  // when the partial file is still there after the kill, shorter than the full checkpoint.
+  int killed_mid_write = 0;
+  for (int attempt = 0; attempt < 10 && killed_mid_write < 2; ++attempt) {
     const pid_t child = fork();
     if (child == 0) {
       save_checkpoint(big, file);
       _exit(0);
     }
-    usleep(1000 * (attempt + 1));
+    for (int poll = 0; poll < 200000 && partial().second == 0; ++poll) usleep(50);
     kill(child, SIGKILL);
     int status = 0;
     waitpid(child, &status, 0);
-    const Checkpoint after = load_checkpoint(file);  // never torn: old or complete new
-    CHECK((after.best_fitness == 0.25 || after.best_fitness == 0.75));
+    const auto [tmp, size] = partial();
+    if (!tmp.empty()) {
+      CHECK(size < full_size);
+      ++killed_mid_write;
+      const Checkpoint after = load_checkpoint(file);  // the previous one, whole
+      CHECK(after.best_fitness == 0.25);
+      CHECK_THROWS_AS(load_checkpoint(tmp), trainer::core::InputError);  // the torn one is refused
+      fs::remove(tmp);
+    } else {
+      const Checkpoint after = load_checkpoint(file);  // the write won the race: new and whole
+      CHECK((after.best_fitness == 0.25 || after.best_fitness == 0.75));
+    }
   }
+  CHECK(killed_mid_write >= 1);
 }
 
 TEST_CASE("checkpoint: foreign and missing files are named") {
