@@ -1,5 +1,6 @@
 #include "core/config_loader.h"
 
+#include <spdlog/spdlog.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -225,6 +226,21 @@ class Loader {
   std::set<fs::path> visiting_;
 };
 
+// The reference's check_imgsz: an imgsz that is not a multiple of the largest stride (32 for
+// every built-in model) is rounded up to the next one, with a note saying so.
+void round_imgsz_to_stride(LoadedConfig& loaded) {
+  constexpr int64_t kStride = 32;
+  int64_t& imgsz = loaded.config.data.imgsz;
+  if (imgsz % kStride == 0) return;
+  const int64_t rounded = (imgsz + kStride - 1) / kStride * kStride;
+  const std::string message = "imgsz " + std::to_string(imgsz) +
+                              " is not a multiple of the stride 32; using " +
+                              std::to_string(rounded);
+  spdlog::warn("{}", message);
+  loaded.notes.push_back({SourceLocation{}, message});
+  imgsz = rounded;
+}
+
 }  // namespace
 
 void apply_override(TrainConfig& config, const std::string& key_equals_value,
@@ -250,6 +266,7 @@ LoadedConfig load_config(const fs::path& file, const std::vector<std::string>& o
   Loader loader;
   if (!file.empty()) loader.load_file(file);
   for (const auto& o : overrides) apply_override(loader.result.config, o, &loader.result.notes);
+  round_imgsz_to_stride(loader.result);
   return loader.result;
 }
 
@@ -258,6 +275,7 @@ LoadedConfig load_config_text(const std::string& yaml_text, const std::string& d
   Loader loader;
   loader.load_text(yaml_text, display_name, base_dir);
   for (const auto& o : overrides) apply_override(loader.result.config, o, &loader.result.notes);
+  round_imgsz_to_stride(loader.result);
   return loader.result;
 }
 

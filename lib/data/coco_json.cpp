@@ -2,9 +2,11 @@
 #include "data/coco_json.h"
 
 #include <fmt/format.h>
-
-#include <fstream>
 #include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <fstream>
 #include <sstream>
 #include <unordered_set>
 
@@ -30,10 +32,16 @@ const json& require(const json& object, const char* key, const std::string& sour
 int64_t require_int(const json& object, const char* key, const std::string& source,
                     const std::string& entry) {
   const json& value = require(object, key, source, entry);
-  if (value.is_number_integer()) return value.get<int64_t>();
-  if (value.is_number_float()) {
-    double d = value.get<double>();
-    if (d == static_cast<double>(static_cast<int64_t>(d))) return static_cast<int64_t>(d);
+  constexpr double kLimit = 9.2e18;  // inside int64_t's range, so the cast below is defined
+  if (value.is_number_unsigned()) {
+    if (value.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)) return value.get<int64_t>();
+  } else if (value.is_number_integer()) {
+    return value.get<int64_t>();
+  } else if (value.is_number_float()) {
+    const double d = value.get<double>();
+    if (std::isfinite(d) && std::abs(d) < kLimit && d == std::trunc(d)) {
+      return static_cast<int64_t>(d);
+    }
   }
   fail(source, fmt::format("{}: \"{}\" must be an integer, got {}", entry, key, value.dump()));
 }

@@ -79,7 +79,12 @@ const char* image_codec_name() {
 
 cv::Mat decode_image_bgr(const std::vector<uint8_t>& bytes, std::string* error) {
   cv::Mat image;
-  if (!bytes.empty()) image = cv::imdecode(bytes, cv::IMREAD_COLOR);
+  try {
+    if (!bytes.empty()) image = cv::imdecode(bytes, cv::IMREAD_COLOR);
+  } catch (const cv::Exception& e) {  // e.g. a header over OpenCV's pixel limit
+    *error = "the decoder refused it: " + e.msg;
+    return {};
+  }
   if (image.empty()) {
     *error = sniff(bytes) == Format::kJpeg  ? "corrupt JPEG"
              : sniff(bytes) == Format::kPng ? "corrupt PNG"

@@ -2,6 +2,7 @@
 #include "engine/validator.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
@@ -73,8 +74,22 @@ Validator::Validator(std::shared_ptr<const data::DatasetIndex> val_set,
   if (spec.val_json) json = data::read_coco_json(spec.root / *spec.val_json);
   if (json) {
     const auto map = data::coco_class_map(*json, nc);
+    const int64_t known = static_cast<int64_t>(map.ids.size());
+    const int64_t next_free = map.ids.empty() ? 1 : map.ids.back() + 1;
     for (int c = 0; c < nc; ++c) {
-      category_ids_.push_back(map.coco91 ? data::coco80_to_coco91()[c] : map.ids.at(c));
+      if (map.coco91) {
+        category_ids_.push_back(data::coco80_to_coco91()[c]);
+      } else if (c < known) {
+        category_ids_.push_back(map.ids[static_cast<size_t>(c)]);
+      } else {  // a class the json has no category for: an unused id (it has no ground truth)
+        category_ids_.push_back(next_free + (c - known));
+      }
+    }
+    if (!map.coco91 && known < nc) {
+      spdlog::warn(
+          "{}: {} categories for the dataset's {} classes; classes {}..{} have no ground truth "
+          "there and get ids {}..{} in predictions.json",
+          json->source.string(), known, nc, known, nc - 1, next_free, next_free + nc - 1 - known);
     }
   } else {
     for (int c = 0; c < nc; ++c) {

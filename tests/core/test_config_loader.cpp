@@ -107,3 +107,14 @@ TEST_CASE("every config shipped in configs/ loads") {
   }
   CHECK(count >= 3);
 }
+
+TEST_CASE(
+    "imgsz not a multiple of the stride 32 is rounded up, with a note (the reference's rule)") {
+  const auto loaded = load_config(std::filesystem::path{}, {"imgsz=100"});
+  CHECK(loaded.config.data.imgsz == 128);
+  REQUIRE(loaded.notes.size() == 1);
+  CHECK(loaded.notes[0].message == "imgsz 100 is not a multiple of the stride 32; using 128");
+  CHECK(load_config(std::filesystem::path{}, {"imgsz=640"}).config.data.imgsz == 640);
+  CHECK(load_config(std::filesystem::path{}, {"imgsz=641"}).config.data.imgsz == 672);
+  CHECK(load_config(std::filesystem::path{}, {"imgsz=640"}).notes.empty());
+}

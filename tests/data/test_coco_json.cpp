@@ -67,6 +67,16 @@ TEST_CASE("coco json: bad input names the entry") {
                     "categories": [{"id": 1}],
                     "annotations": [{"id": 3, "image_id": 1, "category_id": 2, "bbox": [0,0,1,1]}]})")
             .find("unknown category_id 2") != std::string::npos);
+  // Ids out of int64's range are refused with the entry named (was undefined behaviour).
+  for (const char* id : {"1e30", "-1e30", "18446744073709551615", "1.5"}) {
+    CAPTURE(id);
+    CHECK(error_of(std::string(R"({"images": [{"id": )") + id +
+                   R"(, "file_name": "a", "width": 1, "height": 1}]})")
+              .find("\"id\" must be an integer") != std::string::npos);
+  }
+  CHECK(error_of(R"({"images": [{"id": 9223372036854775807, "file_name": "a", "width": 1,
+                    "height": 1}]})")
+            .empty());
 }
 
 TEST_CASE("coco json: reads coco128's instances file") {

@@ -337,3 +337,37 @@ TEST_CASE("image header: an EXIF-rotated JPEG reports the size it decodes to") {
   CHECK(decoded.cols == 48);
   CHECK(decoded.rows == 80);
 }
+
+namespace {
+// CRC-32 (PNG's polynomial), bit by bit: enough for one chunk.
+uint32_t png_crc(const std::string& bytes) {
+  uint32_t crc = 0xFFFFFFFFu;
+  for (unsigned char b : bytes) {
+    crc ^= b;
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  return crc ^ 0xFFFFFFFFu;
+}
+std::string big_endian(uint32_t v) {
+  return {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+          static_cast<char>(v)};
+}
+}  // namespace
+
+TEST_CASE("image read: a header claiming 100000 x 100000 pixels is an error naming the file") {
+  // A well-formed PNG signature and IHDR (8-bit RGB) whose size is past every decoder's limit;
+  // the decoder must say no without taking the file name (or the process) with it.
+  const std::string ihdr =
+      "IHDR" + big_endian(100000) + big_endian(100000) + std::string("\x08\x02\x00\x00\x00", 5);
+  const std::string png = std::string("\x89PNG\r\n\x1a\n", 8) + big_endian(13) + ihdr +
+                          big_endian(png_crc(ihdr)) + big_endian(0) + "IEND" +
+                          big_endian(png_crc("IEND"));
+  trainer::test::TempDir dir;
+  trainer::test::write_text(dir / "huge.png", png);
+  try {
+    trainer::data::read_image_bgr(dir / "huge.png");
+    FAIL("expected an InputError");
+  } catch (const trainer::core::InputError& e) {
+    CHECK(std::string(e.what()).find((dir / "huge.png").string()) != std::string::npos);
+  }
+}
