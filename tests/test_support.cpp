@@ -54,6 +54,15 @@ std::optional<fs::path> shared_data(const std::string& subset) {
   return std::nullopt;
 }
 
+std::string project_python() {
+  if (const char* env = std::getenv("TRAINER_PYTHON"); env && *env) return env;
+  const char* cache = std::getenv("TRAINER_CACHE");
+  const char* home = std::getenv("HOME");
+  const fs::path root =
+      cache && *cache ? fs::path(cache) : fs::path(home ? home : "/root") / ".cache/trainer";
+  return (root / "venv/bin/python").string();
+}
+
 bool in_ci() {
   const char* ci = std::getenv("CI");
   return ci != nullptr && std::string(ci) == "true";

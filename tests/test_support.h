@@ -31,6 +31,10 @@ std::optional<std::filesystem::path> shared_data(const std::string& subset);
 // Runs a shell command, capturing stdout+stderr; returns the exit status.
 int run_command(const std::string& command, std::string* output);
 
+// The project's python: $TRAINER_PYTHON, else the venv scripts/setup.sh makes
+// ($TRAINER_CACHE or ~/.cache/trainer, then venv/bin/python). The path may not exist.
+std::string project_python();
+
 // True under CI (CI=true): there a missing data set, oracle or tool is a failure, not a skip, so
 // CI can never go green while testing nothing.
 bool in_ci();

@@ -20,16 +20,7 @@ namespace {
 
 // The set-up script's venv (scripts/setup.sh installs pycocotools there), or $TRAINER_PYTHON.
 std::string python_with_pycocotools() {
-  std::string python;
-  if (const char* env = std::getenv("TRAINER_PYTHON"); env && *env) {
-    python = env;
-  } else {
-    const char* cache = std::getenv("TRAINER_CACHE");
-    const char* home = std::getenv("HOME");
-    const fs::path root =
-        cache && *cache ? fs::path(cache) : fs::path(home ? home : "/root") / ".cache/trainer";
-    python = (root / "venv/bin/python").string();
-  }
+  const std::string python = test::project_python();
   std::string out;
   if (test::run_command("'" + python + "' -c 'import pycocotools, numpy'", &out) != 0) return "";
   return python;

@@ -13,10 +13,7 @@ std::string trainer_binary() {
   return TRAINER_BINARY;
 }
 std::string venv_python() {
-  const char* home = std::getenv("HOME");
-  const char* cache = std::getenv("TRAINER_CACHE");
-  return (cache ? std::string(cache) : std::string(home ? home : "") + "/.cache/trainer") +
-         "/venv/bin/python";
+  return trainer::test::project_python();
 }
 }  // namespace
 

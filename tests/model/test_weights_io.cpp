@@ -41,9 +41,8 @@ DetectionModel trained_tiny(ModelFamily family, int nc, uint64_t seed) {
 }
 
 std::string python() {
-  const char* home = std::getenv("HOME");
-  const fs::path venv = fs::path(home ? home : "/root") / ".cache/trainer/venv/bin/python";
-  return fs::exists(venv) ? venv.string() : "";
+  const std::string venv = trainer::test::project_python();
+  return fs::exists(venv) ? venv : "";
 }
 
 }  // namespace

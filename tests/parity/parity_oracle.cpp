@@ -14,16 +14,7 @@ namespace trainer::test {
 
 std::optional<std::string> oracle_python() {
   static const std::optional<std::string> found = []() -> std::optional<std::string> {
-    std::string python;
-    if (const char* env = std::getenv("TRAINER_PYTHON"); env && *env) {
-      python = env;
-    } else {
-      const char* cache = std::getenv("TRAINER_CACHE");
-      const char* home = std::getenv("HOME");
-      const fs::path root =
-          cache && *cache ? fs::path(cache) : fs::path(home ? home : "/root") / ".cache/trainer";
-      python = (root / "venv/bin/python").string();
-    }
+    const std::string python = project_python();
     std::string out;
     const TempDir settings;
     const int rc =
