@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/error.h"
 #include "data/image_io.h"
 
 namespace trainer::data {
@@ -64,6 +65,9 @@ std::optional<ImageCache> ImageCache::build(const DatasetIndex& dataset, int img
     for (size_t i = next++; i < cache.images_.size(); i = next++) {
       try {
         cache.images_[i] = resize_long_side(read_image_bgr(dataset.items[i].image), imgsz);
+      } catch (const core::InputError& e) {
+        // Unreadable since indexing: left empty; the loader logs it and uses another image.
+        spdlog::warn("{} (not cached)", e.what());
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mutex);
         if (!error) error = std::current_exception();

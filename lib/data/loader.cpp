@@ -1,6 +1,7 @@
 // The threaded loader; see loader.h.
 #include "data/loader.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <opencv2/core/utility.hpp>
@@ -11,6 +12,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "core/error.h"
 #include "data/augment/pipeline.h"
 #include "data/augment/sample_rng.h"
 #include "data/buffer_pool.h"
@@ -177,11 +179,15 @@ double Loader::take_wait_seconds() {
 
 namespace {
 
-// The dataset image at training size with its boxes in pixels.
+// The dataset image at training size with its boxes in pixels. Throws core::InputError naming
+// the file when it cannot be decoded (or could not be when the RAM cache was built).
 Sample fetch_sample(const DatasetIndex& dataset, const ImageCache* cache, int imgsz, int64_t i) {
   const ImageLabels& item = dataset.items[i];
   Sample s;
   s.image = cache ? cache->image(i) : resize_long_side(read_image_bgr(item.image), imgsz);
+  if (s.image.empty()) {
+    throw core::InputError(item.image.string() + ": could not be decoded for the RAM cache");
+  }
   const float w = static_cast<float>(s.width()), h = static_cast<float>(s.height());
   s.classes = item.classes;
   s.boxes.reserve(item.boxes.size());
@@ -194,10 +200,40 @@ Sample fetch_sample(const DatasetIndex& dataset, const ImageCache* cache, int im
 
 }  // namespace
 
+Sample Loader::fetch_or_replace(int64_t i, int64_t* used) const {
+  // An image that became unreadable after indexing (changed on disk, bad sector, a decoder limit)
+  // must not end a run that may be days long: the next decodable image takes its place, and the
+  // file is logged once.
+  constexpr int64_t kMaxReplacements = 16;
+  const int64_t n = static_cast<int64_t>(dataset_.items.size());
+  std::string first_error;
+  for (int64_t k = 0; k < std::min(kMaxReplacements, n); ++k) {
+    const int64_t j = (i + k) % n;
+    try {
+      Sample s = fetch_sample(dataset_, cache_.get(), options_.imgsz, j);
+      if (used) *used = j;
+      return s;
+    } catch (const core::InputError& e) {
+      if (first_error.empty()) first_error = e.what();
+      std::lock_guard<std::mutex> lock(unreadable_mutex_);
+      if (unreadable_.insert(j).second) {
+        spdlog::warn("{}; another image takes its place in the batch", e.what());
+      }
+    }
+  }
+  throw core::InputError(fmt::format("{} images in a row from {} cannot be decoded; the first: {}",
+                                     std::min(kMaxReplacements, n),
+                                     dataset_.items[i].image.string(), first_error));
+}
+
+int64_t Loader::unreadable_images() const {
+  std::lock_guard<std::mutex> lock(unreadable_mutex_);
+  return static_cast<int64_t>(unreadable_.size());
+}
+
 Batch Loader::build_batch(int64_t b) const {
   const int64_t count = samples_in_batch(b);
   const int64_t n = static_cast<int64_t>(dataset_.items.size());
-  const ImageCache* cache = cache_.get();
   const int imgsz = options_.imgsz;
   std::vector<int64_t> positions(count), indices(count);
   for (int64_t k = 0; k < count; ++k) {
@@ -218,16 +254,16 @@ Batch Loader::build_batch(int64_t b) const {
   Batch batch;
   torch::Tensor buffer = pool_->acquire(count, out_h, out_w);
   std::vector<float> rows;
-  const augment::FetchSample fetch = [&](int64_t i) {
-    return fetch_sample(dataset_, cache, imgsz, i);
-  };
+  const augment::FetchSample fetch = [&](int64_t i) { return fetch_or_replace(i, nullptr); };
   const int64_t window = partner_window();
   augment::TrainRecipe recipe{imgsz, options_.augment_settings, mosaic_};
   for (int64_t k = 0; k < count; ++k) {
-    const int64_t index = indices[k];
+    int64_t index = indices[k];
+    Sample sample;
+    Sample resized;
+    if (!options_.augment) resized = fetch_or_replace(index, &index);  // the image actually used
     const ImageLabels& item = dataset_.items[index];
     ImageGeometry geometry{item.height, item.width, 1.0, 1.0, 0.0, 0.0};
-    Sample sample;
     if (options_.augment) {
       const int64_t position = positions[k];
       const augment::PickPartner pick = [&](SampleRng& rng) {
@@ -237,7 +273,6 @@ Batch Loader::build_batch(int64_t b) const {
       SampleRng rng(options_.seed, epoch_, index);
       sample = augment::train_sample(index, fetch, pick, recipe, rng);
     } else {
-      const Sample resized = fetch(index);
       augment::LetterboxGeometry g;
       sample = augment::val_sample(resized, out_h, out_w, &g);
       geometry.gain_x = static_cast<double>(resized.width()) / item.width * g.ratio;

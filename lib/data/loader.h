@@ -22,10 +22,12 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <vector>
 
 #include "core/config.h"
+#include "data/augment/sample.h"
 #include "data/batch.h"
 #include "data/image_labels.h"
 
@@ -75,11 +77,17 @@ class Loader {
   bool cached() const { return cache_ != nullptr; }
   int workers() const { return workers_; }
 
+  // How many images could not be decoded so far (each was replaced in its batch, logged once).
+  int64_t unreadable_images() const;
+
   // The recent-index window size for mosaic partners: min(n, batch * 8, 1000).
   int64_t partner_window() const;
 
  private:
   Batch build_batch(int64_t b) const;
+  // Image i at training size, or the next decodable one (logged once per file); `used` gets the
+  // index actually read. Throws core::InputError when 16 images in a row cannot be decoded.
+  augment::Sample fetch_or_replace(int64_t i, int64_t* used) const;
   void worker_loop();
   void stop_workers();
   int64_t samples_in_batch(int64_t b) const;
@@ -107,6 +115,9 @@ class Loader {
   bool stopping_ = false;
   std::exception_ptr error_;
   double wait_seconds_ = 0.0;
+
+  mutable std::mutex unreadable_mutex_;
+  mutable std::set<int64_t> unreadable_;  // images replaced because they could not be decoded
 };
 
 // Copies a Batch's uint8 images to `device` (non_blocking) and converts them to `dtype` in [0, 1]

@@ -4,6 +4,9 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+
+#include "core/error.h"
 #include "data/batch_plot.h"
 #include "data/buffer_pool.h"
 #include "data/dataset.h"
@@ -231,9 +234,11 @@ TEST_CASE("loader: sharding gives each rank every world_size-th sample") {
 }
 
 TEST_CASE("loader: a worker's error reaches next() with the file name") {
+  // One missing image is replaced (test above); with every image gone nothing can stand in, and
+  // the worker's error reaches the caller naming a file and the reason.
   TempDir dir;
   DatasetIndex index = make_index(dir.path(), 4);
-  fs::remove(index.items[2].image);
+  for (const auto& item : index.items) fs::remove(item.image);
   auto o = train_options(2);
   o.shuffle = false;
   o.augment_settings.mosaic = 0;
@@ -244,8 +249,9 @@ TEST_CASE("loader: a worker's error reaches next() with the file name") {
     while (loader.next()) {
     }
   } catch (const std::exception& e) {
-    thrown =
-        std::string(e.what()).find("im2.png: image not found or unreadable") != std::string::npos;
+    const std::string what = e.what();
+    thrown = what.find("cannot be decoded") != std::string::npos &&
+             what.find(".png: image not found or unreadable") != std::string::npos;
   }
   CHECK(thrown);
 }
@@ -315,4 +321,47 @@ TEST_CASE("close_mosaic: mosaic is off once epoch >= epochs - close_mosaic (8.4.
   CHECK_FALSE(mosaic_enabled(c, 1));
   c.schedule.close_mosaic = 0;  // 0 never closes it
   CHECK(mosaic_enabled(c, 1));
+}
+
+TEST_CASE("loader: an image that became unreadable is replaced in its batch, logged once") {
+  TempDir dir;
+  const DatasetIndex index = make_index(dir.path(), 4);
+  // After indexing, image 2 is overwritten with garbage (a changed file, a bad sector).
+  trainer::test::write_text(index.items[2].image, "not an image any more");
+  auto train = train_options(1);
+  train.batch = 4;
+  Loader loader(index, train);
+  const auto batches = epoch(loader, 0);
+  REQUIRE(batches.size() == 1);
+  CHECK(batches[0].images.size(0) == 4);
+  CHECK(loader.unreadable_images() == 1);
+  epoch(loader, 1);
+  CHECK(loader.unreadable_images() == 1);  // the same file is not reported again
+  // Validation: the replacement's own index and geometry are recorded (never image 2's).
+  LoaderOptions val;
+  val.imgsz = 64;
+  val.batch = 4;
+  val.workers = 0;
+  val.augment = false;
+  val.rect = false;
+  val.shuffle = false;
+  Loader val_loader(index, val);
+  val_loader.start_epoch(0, false);
+  auto b = val_loader.next();
+  REQUIRE(b);
+  CHECK(std::count(b->dataset_indices.begin(), b->dataset_indices.end(), 2) == 0);
+  CHECK(std::count(b->dataset_indices.begin(), b->dataset_indices.end(), 3) == 2);
+  // The RAM cache leaves it out instead of failing, and the loader replaces it the same way.
+  auto cached = train_options(1);
+  cached.batch = 4;
+  cached.cache_ram = true;
+  Loader cached_loader(index, cached);
+  CHECK(epoch(cached_loader, 0).size() == 1);
+  CHECK(cached_loader.unreadable_images() == 1);
+  // Every image unreadable: a clear error naming a file.
+  for (const auto& item : index.items) trainer::test::write_text(item.image, "junk");
+  Loader broken(index, train_options(0));
+  broken.start_epoch(0, true);
+  CHECK_THROWS_WITH_AS(broken.next(), doctest::Contains("cannot be decoded"),
+                       trainer::core::InputError);
 }
