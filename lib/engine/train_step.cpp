@@ -42,7 +42,9 @@ void TrainStep::run(const data::Batch& batch, int64_t ni, StageClock* clock) {
   if (ctx_.config.run.channels_last && ctx_.device.is_cuda()) {
     images = images.contiguous(at::MemoryFormat::ChannelsLast);
   }
-  auto labels = batch.labels.to(ctx_.device, /*non_blocking=*/true);
+  // The labels stay on the host: the loss checks and packs them there (no device read) and sends
+  // the packed targets over.
+  const auto& labels = batch.labels;
   if (clock) clock->mark("h2d");
   loss::LossResult result;
   {

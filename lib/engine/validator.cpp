@@ -209,9 +209,7 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
 
     t0 = Clock::now();
     if (criterion) {
-      loss_sum += (*criterion)(raw, batch->labels.to(device_), images.size(0))
-                      .items.cpu()
-                      .to(torch::kFloat);
+      loss_sum += (*criterion)(raw, batch->labels, images.size(0)).items.cpu().to(torch::kFloat);
       ++loss_batches;
     }
     const std::vector<at::Tensor> per_image = model.postprocess(raw, options.predict);

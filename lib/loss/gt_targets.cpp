@@ -37,8 +37,15 @@ void check_labels(const at::Tensor& labels, int64_t batch_size, int64_t num_clas
 
 GtTargets pack_targets(const at::Tensor& labels, int64_t batch_size, int64_t num_classes,
                        double image_h, double image_w, at::Device device) {
-  check_labels(labels, batch_size, num_classes);
-  const auto opts = at::TensorOptions().dtype(at::kFloat).device(device);
+  // Packing happens where the labels are. From the loader's host labels that needs no device read
+  // (the label check and the per-image maximum below are host work) and the packed targets go to
+  // `device` in one copy each; device labels still work but cost a sync for the maximum.
+  if (labels.device().is_cpu()) {
+    check_labels(labels, batch_size, num_classes);
+  } else if (labels.dim() != 2 || labels.size(1) != 6) {
+    check_labels(labels, batch_size, num_classes);  // the shape error, without reading values
+  }
+  const auto opts = at::TensorOptions().dtype(at::kFloat).device(labels.device());
   const auto rows = labels.to(opts);
   const int64_t n = rows.size(0);
   int64_t m = 0;
@@ -58,9 +65,11 @@ GtTargets pack_targets(const at::Tensor& labels, int64_t batch_size, int64_t num
   if (n > 0) packed.index_put_({image, position}, rows.narrow(1, 1, 5));
   const auto scale = at::tensor({image_w, image_h, image_w, image_h}, opts);
   GtTargets out;
-  out.labels = packed.narrow(-1, 0, 1);
-  out.bboxes = xywh_to_xyxy(packed.narrow(-1, 1, 4) * scale);
-  out.mask = out.bboxes.sum(-1, /*keepdim=*/true).gt(0);
+  const auto to_device = [&](const at::Tensor& t) { return t.to(device, /*non_blocking=*/true); };
+  const auto bboxes = xywh_to_xyxy(packed.narrow(-1, 1, 4) * scale);
+  out.labels = to_device(packed.narrow(-1, 0, 1).contiguous());
+  out.bboxes = to_device(bboxes);
+  out.mask = to_device(bboxes.sum(-1, /*keepdim=*/true).gt(0));
   return out;
 }
 

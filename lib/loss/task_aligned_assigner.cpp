@@ -46,8 +46,9 @@ HighestOverlaps select_highest_overlaps(at::Tensor mask_pos, const at::Tensor& o
                                         const at::Tensor& align_metric, int64_t topk,
                                         int64_t topk2) {
   auto fg_mask = mask_pos.sum(-2);  // (B, A)
-  if (fg_mask.numel() > 0 && fg_mask.max().item<double>() > 1) {
-    // An anchor claimed by several GTs goes to the GT it overlaps most.
+  if (fg_mask.numel() > 0) {
+    // An anchor claimed by several GTs goes to the GT it overlaps most. Done unconditionally (a
+    // no-op where no anchor is claimed twice), so that no host read decides it.
     const auto multi = fg_mask.unsqueeze(1).gt(1).expand_as(mask_pos);
     const auto best = overlaps.argmax(1, /*keepdim=*/true);  // (B, 1, A)
     const auto is_best = at::zeros_like(mask_pos).scatter_(1, best, 1.0);

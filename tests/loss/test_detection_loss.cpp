@@ -212,3 +212,21 @@ TEST_CASE("reg_max 16 with DFL: random outputs give finite gradients on all chan
     CHECK(l.grad().abs().sum().item<float>() > 0);
   }
 }
+
+TEST_CASE("pack_targets: host labels are packed on the host and the result moved; same values") {
+  // Device labels (here CPU standing in) and host labels give identical targets; host labels are
+  // what the training step passes, so no device value is read back to size the packed tensor.
+  const auto labels = torch::tensor({1.0f, 2.0f, 0.5f, 0.5f, 0.25f, 0.5f,  //
+                                     0.0f, 0.0f, 0.25f, 0.75f, 0.5f, 0.5f,  //
+                                     1.0f, 1.0f, 0.125f, 0.25f, 0.25f, 0.5f})
+                          .view({3, 6});
+  const auto gt = trainer::loss::pack_targets(labels, 3, 4, /*h=*/32, /*w=*/64, torch::kCPU);
+  CHECK(gt.labels.sizes() == torch::IntArrayRef({3, 2, 1}));
+  // Image 1's rows keep their order: class 2 then class 1.
+  CHECK(gt.labels[1][0][0].item<float>() == 2.0f);
+  CHECK(gt.labels[1][1][0].item<float>() == 1.0f);
+  // Image 0: centre (0.25 * 64, 0.75 * 32) = (16, 24), size (32, 16) -> (0, 16, 32, 32).
+  CHECK(torch::equal(gt.bboxes[0][0], torch::tensor({0.0f, 16.0f, 32.0f, 32.0f})));
+  CHECK(gt.mask[0][1][0].item<bool>() == false);  // padding
+  CHECK(gt.mask[2].any().item<bool>() == false);  // no labels in image 2
+}
