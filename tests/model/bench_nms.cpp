@@ -23,7 +23,7 @@ double median_ms(int repeats, const torch::Device& device, F&& f) {
   for (int r = 0; r < repeats; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     auto out = f();
-    if (device.is_cuda() && !out.empty()) (void)out.back().sum().item<float>();
+    if (device.is_cuda() && !out.empty()) (void)out.back().sum().template item<float>();
     ms.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
