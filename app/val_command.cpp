@@ -65,6 +65,8 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
             auto config = core::load_config(file, overrides).config;
             if (config.run.name == "train") config.run.name = "val";
             const auto device = engine::resolve_device(config.run.device);
+            if (config.run.deterministic) engine::ensure_cublas_workspace_config();
+            engine::use_device(device);
             const auto spec = data::load_dataset_yaml(config.data.data);
             auto val_set =
                 std::make_shared<data::DatasetIndex>(data::load_split(spec, data::Split::kVal));

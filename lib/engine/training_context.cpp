@@ -89,7 +89,8 @@ TrainingContext build_training_context(const core::TrainConfig& config,
   TrainingContext ctx;
   ctx.config = config;
   ctx.device = resolve_device(config.run.device);
-  seed_everything(config.run.seed, config.run.deterministic);
+  seed_everything(config.run.seed, config.run.deterministic);  // before any cuBLAS call
+  use_device(ctx.device);                                      // before the loader pins memory
   if (ctx.device.is_cuda()) set_cudnn_benchmark(config.run.cudnn_benchmark);
 
   ctx.dataset = data::load_dataset_yaml(config.data.data);
