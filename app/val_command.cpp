@@ -14,6 +14,7 @@
 #include "data/dataset_yaml.h"
 #include "engine/checkpoint.h"
 #include "engine/device.h"
+#include "engine/memory_format.h"
 #include "engine/validator.h"
 #include "eval/coco_eval.h"
 #include "model/detection_model.h"
@@ -78,6 +79,7 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
               spdlog::warn("no weights=PATH given: scoring a freshly initialised model");
             }
             model->to(device);
+            engine::apply_memory_format(*model, engine::model_memory_format(config, device));
             engine::Validator validator(val_set, spec, config, device, /*standalone=*/true);
             auto vo = engine::ValidationOptions::from_config(config);
             vo.keep_detections = true;

@@ -6,6 +6,7 @@
 
 #include "data/loader_options.h"
 #include "engine/device.h"
+#include "engine/memory_format.h"
 #include "model/model_name.h"
 #include "model/weights_io.h"
 #include "optim/adamw.h"
@@ -107,11 +108,7 @@ TrainingContext build_training_context(const core::TrainConfig& config,
   const auto name = model::parse_model_name(config.model.model);
   ctx.model = model::build_detection_model(name, ctx.dataset.nc());
   ctx.model->to(ctx.device);
-  if (config.run.channels_last && ctx.device.is_cuda()) {
-    for (auto& p : ctx.model->parameters()) {
-      if (p.dim() == 4) p.set_data(p.data().contiguous(at::MemoryFormat::ChannelsLast));
-    }
-  }
+  apply_memory_format(*ctx.model, model_memory_format(config, ctx.device));
   ctx.model->train();
   for (auto& p : ctx.model->parameters()) {
     if (p.requires_grad()) ctx.trainable.push_back(p);

@@ -12,6 +12,7 @@
 #include "data/coco_dataset.h"
 #include "data/loader_options.h"
 #include "engine/device.h"
+#include "engine/memory_format.h"
 #include "model/postprocess.h"
 
 namespace trainer::engine {
@@ -179,7 +180,8 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
     if (options.max_batches > 0 && batch_index >= options.max_batches) break;
     ++batch_index;
     auto t0 = Clock::now();
-    auto images = data::images_to_device(batch->images, device_, torch::kFloat);
+    auto images = data::images_to_device(batch->images, device_, torch::kFloat,
+                                         model_memory_format(config_, device_));
     synchronize(device_);
     result.preprocess_ms += elapsed_ms(t0);
 
