@@ -52,6 +52,7 @@ jobs=${GPU_CHECK_JOBS:-$(nproc)}
 budget=${GPU_CHECK_BUDGET_S:-540}
 steps=,${GPU_CHECK_STEPS:-configure,build,smoke,bench},
 work=$build/gpu-check-work
+rm -rf "$work/logs"  # a previous run's logs must not pass for this run's
 mkdir -p "$out" "$work/logs" || exit 2
 : > "$work/steps.tsv"
 : > "$work/notes.txt"
