@@ -14,6 +14,7 @@
 #include "data/dataset_yaml.h"
 #include "engine/checkpoint.h"
 #include "engine/device.h"
+#include "engine/memory_format.h"
 #include "engine/validator.h"
 #include "eval/coco_eval.h"
 #include "model/detection_model.h"
@@ -65,6 +66,8 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
             auto config = core::load_config(file, overrides).config;
             if (config.run.name == "train") config.run.name = "val";
             const auto device = engine::resolve_device(config.run.device);
+            if (config.run.deterministic) engine::ensure_cublas_workspace_config();
+            engine::use_device(device);
             const auto spec = data::load_dataset_yaml(config.data.data);
             auto val_set =
                 std::make_shared<data::DatasetIndex>(data::load_split(spec, data::Split::kVal));
@@ -76,6 +79,7 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
               spdlog::warn("no weights=PATH given: scoring a freshly initialised model");
             }
             model->to(device);
+            engine::apply_memory_format(*model, engine::model_memory_format(config, device));
             engine::Validator validator(val_set, spec, config, device, /*standalone=*/true);
             auto vo = engine::ValidationOptions::from_config(config);
             vo.keep_detections = true;

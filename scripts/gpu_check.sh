@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # One-script check on a GPU machine: builds trainer with CUDA against that machine's Python torch,
-# runs the test suite (CUDA tests included), one `trainer bench interval` (yolo26n, batch 4, 640, BF16)
-# and one ABBA of the optimizer schedules, and writes JSON results to an output folder.
+# runs the CUDA smoke tests (tests/cuda: GPU against CPU, and the host syncs of a training step),
+# `trainer bench interval` on the L4 protocol config (yolo26n, batch 4, 640, BF16) and on the CPU
+# short-fit config, a short `trainer bench fit` and one ABBA of the optimizer schedules, and writes
+# JSON results to an output folder.
 #
 # Why one script: GPU time is scarce and the machine may have only the CUDA toolkit, CMake, Ninja, a
 # C++ compiler and Python's torch, with no package registry. The other dependencies then come from
-# the prepared bundle (scripts/make_gpu_bundle.sh); every step is time-boxed (8 minutes in all on an
+# the prepared bundle (scripts/make_gpu_bundle.sh); every step is time-boxed (9 minutes in all on an
 # H100/H200-class machine), and a missing dependency stops the script with its name and how the
 # Dockerfile provides it. With no GPU visible the same steps run on CPU with tiny settings.
 #
@@ -15,16 +17,19 @@
 #   GPU_CHECK_OUT        output folder (same as --out); default $OUT, else build-gpu/gpu-check
 #   GPU_CHECK_ALLOW_CPU  1: a CPU-only run is a pass (otherwise it exits 3 after running everything)
 #   GPU_CHECK_BUILD_DIR  default build-gpu;  GPU_CHECK_JOBS  default nproc
-#   GPU_CHECK_BUDGET_S   default 480;  GPU_CHECK_STEPS  default configure,build,test,bench
-#   GPU_CHECK_TARGETS    build only these targets (space-separated, e.g. "trainer"); default all
+#   GPU_CHECK_BUDGET_S   default 540;  GPU_CHECK_STEPS  default configure,build,smoke,bench
+#                        (add "test" for the whole ctest suite, minus the smoke tests, last)
+#   GPU_CHECK_TARGETS    build only these targets (space-separated); default "trainer
+#                        test_cuda_smoke", everything when the test step is asked for
 #   GPU_CHECK_CUDA_BUILD 1: build with CUDA even without a GPU (compile check only)
 #   GPU_CHECK_PYTHON     the python whose torch to build against (default: the first that has torch)
 #   GPU_CHECK_CMAKE_ARGS extra CMake arguments (word-split)
 #   GPU_CHECK_BENCH_CONFIG  bench config (default configs/bench/l4_short_fit.yaml)
 #   GPU_CHECK_DATA       dataset yaml for the benches (default: $COCO_ROOT, else the bundle's or the
 #                        shared coco128)
-# Output (at most 8 files, for the device tool): gpu_check.json (summary), gpu_check.log, ctest.log,
-# bench_interval.{json,log}, bench_abba.{json,log}.
+# Output (at most 8 files, for the device tool): gpu_check.json (summary, with the smoke tests'
+# numbers and sync counts), gpu_check.log (every step's log), cuda_smoke.log, ctest.log (test step
+# only), bench_interval.json, bench_interval_cpu_config.json, bench_fit.json, bench_abba.json.
 # Exit status: 0 pass, 1 a step failed, 2 a dependency is missing, 3 no GPU (CPU fallback only).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,9 +49,10 @@ build=${GPU_CHECK_BUILD_DIR:-$ROOT/build-gpu}
 case $build in /*) ;; *) build=$ROOT/$build ;; esac
 out=${out:-$build/gpu-check}
 jobs=${GPU_CHECK_JOBS:-$(nproc)}
-budget=${GPU_CHECK_BUDGET_S:-480}
-steps=,${GPU_CHECK_STEPS:-configure,build,test,bench},
+budget=${GPU_CHECK_BUDGET_S:-540}
+steps=,${GPU_CHECK_STEPS:-configure,build,smoke,bench},
 work=$build/gpu-check-work
+rm -rf "$work/logs"  # a previous run's logs must not pass for this run's
 mkdir -p "$out" "$work/logs" || exit 2
 : > "$work/steps.tsv"
 : > "$work/notes.txt"
@@ -54,7 +60,7 @@ mkdir -p "$out" "$work/logs" || exit 2
 say() { printf '[gpu_check %3ds] %s\n' $((SECONDS - T0)) "$*" | tee -a "$work/logs/gpu_check.log" >&2; }
 note() { say "$*"; echo "$*" >> "$work/notes.txt"; }
 remaining() { echo $((budget - (SECONDS - T0))); }
-scaled() { echo $(($1 * budget / 480)); }  # a step's cap, sized for the default 480 s budget
+scaled() { echo $(($1 * budget / 540)); }  # a step's cap, sized for the default 540 s budget
 wants() { case $steps in *,$1,*) return 0 ;; esac; return 1; }
 
 # Loud stop for a missing dependency: what is missing and how the Dockerfile provides it.
@@ -107,9 +113,8 @@ finish() {
     done
   } > "$work/steps_combined.log"
   cat "$work/logs/gpu_check.log" "$work/steps_combined.log" > "$out/gpu_check.log" 2>/dev/null
-  [ -f "$work/logs/ctest.log" ] && cp "$work/logs/ctest.log" "$out/ctest.log"
-  for b in bench_interval bench_abba; do
-    [ -f "$work/logs/$b.log" ] && cp "$work/logs/$b.log" "$out/$b.log"
+  for l in ctest cuda_smoke; do
+    [ -f "$work/logs/$l.log" ] && cp "$work/logs/$l.log" "$out/$l.log"
   done
   "${PY:-python3}" - "$work" "$out" "$code" "${mode:-unknown}" "$((SECONDS - T0))" "$budget" <<'EOF' || true
 import json, os, re, subprocess, sys
@@ -143,6 +148,20 @@ summary["cmake_paths"] = paths
 m = re.search(r"(\d+)% tests passed, (\d+) tests failed out of (\d+)", read(os.path.join(work, "logs", "ctest.log")))
 if m:
     summary["ctest"] = {"passed_percent": int(m.group(1)), "failed": int(m.group(2)), "total": int(m.group(3))}
+# The CUDA smoke tests: doctest's count line, their measured numbers, skips, and the sync counts.
+smoke = read(os.path.join(work, "logs", "cuda_smoke.log"))
+if smoke:
+    s = {}
+    m = re.search(r"test cases:\s*(\d+)\s*\|\s*(\d+) passed\s*\|\s*(\d+) failed", smoke)
+    if m:
+        s["cases"], s["passed"], s["failed"] = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    s["skipped"] = sorted(set(re.findall(r"CUDA SMOKE SKIPPED: (.*)", smoke)))
+    s["measured"] = re.findall(r"(?:loss CPU|3 steps:|detections image|sync-debug count:).*", smoke)
+    try:
+        s["syncs"] = json.load(open(os.path.join(work, "syncs.json")))
+    except (OSError, ValueError):
+        pass
+    summary["cuda_smoke"] = s
 # The bench JSON schemas belong to `trainer bench`; keep them whole and lift the headline numbers.
 def headline(node, prefix="", acc=None):
     acc = {} if acc is None else acc
@@ -153,7 +172,7 @@ def headline(node, prefix="", acc=None):
         if not isinstance(node, list) or (len(node) <= 10 and not any(isinstance(x, (dict, list)) for x in node)):
             acc[prefix[:-1]] = node
     return acc
-for b in ("bench_interval", "bench_abba"):
+for b in ("bench_interval", "bench_interval_cpu_config", "bench_fit", "bench_abba"):
     p = os.path.join(out, b + ".json")
     if os.path.exists(p):
         try:
@@ -302,7 +321,9 @@ if wants configure; then
 fi
 if wants build; then
   target_args=()
-  for t in ${GPU_CHECK_TARGETS:-}; do target_args+=(--target "$t"); done
+  default_targets="trainer test_cuda_smoke"
+  wants test && default_targets=
+  for t in ${GPU_CHECK_TARGETS-$default_targets}; do target_args+=(--target "$t"); done
   step build "$(scaled 300)" cmake --build "$build" -j "$jobs" "${target_args[@]}" || finish 1
   if [ -n "$bundle_prefix" ]; then
     # Provenance: headers of the bundled libraries read from the system, and libraries loaded from
@@ -314,62 +335,77 @@ if wants build; then
     note "provenance: system headers of bundled libraries used: ${sys_headers:-none}; libraries from outside the bundle: ${foreign:-none}"
   fi
 fi
-if wants test; then
-  # Per-test limit: 120 s on a GPU machine; the CPU fallback runs the fit tests on a small CPU.
-  step ctest "$(scaled 150)" ctest --test-dir "$build" -j "$jobs" --output-on-failure \
-    --timeout "$([ $mode = gpu ] && echo 120 || echo 600)" --no-tests=error
+# --------------------------------------------------------------------------- CUDA smoke tests ---
+# tests/cuda against the CPU (tolerances in the test file), the peak-memory reset, device=1 where
+# two GPUs exist, checkpoints across devices, and the host syncs of one training step (sync-debug
+# count, written to syncs.json). On a GPU machine a skipped case is a failure (TRAINER_REQUIRE_CUDA).
+if wants smoke; then
+  smoke_bin=$build/tests/cuda/test_cuda_smoke
+  rm -f "$work/syncs.json"
+  if [ -x "$smoke_bin" ]; then
+    step cuda_smoke "$(scaled 120)" env TRAINER_REQUIRE_CUDA="$([ $mode = gpu ] && echo 1 || echo 0)" \
+      TRAINER_SYNC_REPORT="$work/syncs.json" "$smoke_bin"
+    [ $mode = cpu ] && grep -q 'CUDA SMOKE SKIPPED' "$work/logs/cuda_smoke.log" &&
+      note "CUDA smoke tests skipped (no GPU): they ran as on a CPU CI machine"
+  else
+    note "no $smoke_bin (build it: GPU_CHECK_TARGETS must include test_cuda_smoke)"
+    printf 'cuda_smoke\tfailed\t127\t0\n' >> "$work/steps.tsv"
+  fi
 fi
 
 # -------------------------------------------------------------------------------------- benches ---
 trainer=$build/app/trainer
 if wants bench; then
   [ -x "$trainer" ] || { note "no $trainer to benchmark"; finish 1; }
-  if ! "$trainer" bench interval --help > "$work/logs/bench_help.log" 2>&1 ||
-     ! "$trainer" bench abba --help >> "$work/logs/bench_help.log" 2>&1; then
-    note "MISSING COMMAND: 'trainer bench interval' / 'trainer bench abba' (issue 8) are not in this build; see logs/bench_help.log"
-    printf 'bench\tfailed\t127\t0\n' >> "$work/steps.tsv"
-    finish 1
-  fi
-  help=$(cat "$work/logs/bench_help.log")
-  # `trainer bench` prints its JSON on standard output; a `--json FILE` option is used if it has one.
-  json_flag=
-  grep -qE '(^|[ ,])--json([ ,=]|$)' <<< "$help" && json_flag=--json
   count_flags=()
   if [ $mode = cpu ]; then
-    grep -q -- '--warmup' <<< "$help" && count_flags+=(--warmup 3)
-    grep -q -- '--measure' <<< "$help" && count_flags+=(--measure 6)
+    count_flags=(--warmup 3 --measure 6)
   fi
   config=${GPU_CHECK_BENCH_CONFIG:-$ROOT/configs/bench/l4_short_fit.yaml}
-  [ -f "$config" ] || { note "MISSING FILE: $config (issue 8)"; printf 'bench\tfailed\t2\t0\n' >> "$work/steps.tsv"; finish 1; }
+  cpu_config=$ROOT/configs/bench/cpu_short_fit.yaml
+  for f in "$config" "$cpu_config"; do
+    [ -f "$f" ] || { note "MISSING FILE: $f"; printf 'bench\tfailed\t2\t0\n' >> "$work/steps.tsv"; finish 1; }
+  done
   if [ $mode = gpu ]; then
     overrides=(device=0 model=yolo26n batch=4 imgsz=640 precision=bf16 "${data_override[@]}")
+    cpu_overrides=(device=0)  # the CPU short fit's own settings, on the GPU
   else
     overrides=(device=cpu model=yolo26n batch=2 imgsz=160 precision=fp32 workers=1 "${data_override[@]}")
+    cpu_overrides=(device=cpu batch=2 imgsz=160 workers=1)
   fi
-  run_bench() {  # NAME ARGS...: runs trainer bench, writing NAME.json in the output folder
-    local name=$1 json=$out/$1.json
-    shift
+  run_bench() {  # NAME CAP ARGS...: runs trainer bench, writing NAME.json in the output folder
+    local name=$1 cap=$2 json=$out/$1.json
+    shift 2
     rm -f "$json"
-    if [ -n "$json_flag" ]; then
-      step "$name" "$cap" "$trainer" bench "$@" "$json_flag" "$json"
-    else
-      step "$name" "$cap" bash -c '"$@" > "$0"' "$json" "$trainer" bench "$@"
-    fi
+    step "$name" "$cap" "$trainer" bench "$@" --json "$json"
   }
-  cap=$(scaled 150)
   interval_start=$SECONDS
-  run_bench bench_interval interval "$config" "${overrides[@]}" "${count_flags[@]}"
+  run_bench bench_interval "$(scaled 100)" interval "$config" "${overrides[@]}" "${count_flags[@]}"
   interval_s=$((SECONDS - interval_start))
+  run_bench bench_interval_cpu_config "$(scaled 70)" interval "$cpu_config" "${cpu_overrides[@]}" \
+    "${count_flags[@]}"
+  # A short fit (one epoch, 2 validation batches) of each optimizer schedule, timed start to exit.
+  fit_overrides=()
+  # The CPU fallback fits coco8 (4 images): coco128 at 2 images a step outlasts the step's cap.
+  [ $mode = cpu ] && [ -d "$TRAINER_SHARED_DATA/coco8" ] && fit_overrides=(data="$ROOT/configs/data/coco8.yaml")
+  run_bench bench_fit "$(scaled 120)" fit "$config" "${overrides[@]}" "${fit_overrides[@]}" epochs=1 val_batches=2 \
+    --baseline optimizer_impl=scalar --candidate optimizer_impl=padded --pairs 1 --warmup-arms 0
   pairs=${GPU_CHECK_ABBA_PAIRS:-$([ $mode = gpu ] && echo 5 || echo 1)}
-  # One arm costs about one interval run; keep the ABBA inside what is left of the budget.
-  fit=$(( ($(remaining) - 20) / (2 * (interval_s > 0 ? interval_s : 1)) ))
+  # One arm costs about one interval run (without its breakdown run); keep the ABBA in the budget.
+  fit=$(( ($(remaining) - 15) / (2 * (interval_s > 1 ? interval_s : 1)) ))
   if [ "$fit" -lt "$pairs" ]; then
     [ "$fit" -lt 1 ] && fit=1
     note "ABBA pairs reduced from $pairs to $fit to fit the ${budget}s budget (one arm ~${interval_s}s)"
     pairs=$fit
   fi
-  cap=$(remaining)
-  run_bench bench_abba abba "$config" "${overrides[@]}" "${count_flags[@]}" \
+  run_bench bench_abba "$(remaining)" abba "$config" "${overrides[@]}" "${count_flags[@]}" \
     --baseline optimizer_impl=scalar --candidate optimizer_impl=padded --pairs "$pairs"
+fi
+
+# ------------------------------------------------------------------- the whole suite (optional) ---
+if wants test; then
+  # Per-test limit: 120 s on a GPU machine; the CPU fallback runs the fit tests on a small CPU.
+  step ctest "$(remaining)" ctest --test-dir "$build" -j "$jobs" --output-on-failure -E '^test_cuda_smoke' \
+    --timeout "$([ $mode = gpu ] && echo 120 || echo 600)" --no-tests=error
 fi
 finish 0

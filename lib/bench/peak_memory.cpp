@@ -8,6 +8,7 @@
 #include <string>
 
 #ifdef TRAINER_WITH_CUDA
+#include <ATen/Context.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
 
@@ -28,6 +29,15 @@ int64_t read_status_kib(const std::string& field) {
 
 bool g_rss_reset = false;
 
+#ifdef TRAINER_WITH_CUDA
+// LibTorch initialises the CUDA caching allocator on the first CUDA allocation; its statistics
+// throw ("Invalid device argument 0: did you call init?") before that. Initialise explicitly.
+c10::DeviceIndex initialised_cuda_index(const c10::Device& dev) {
+  at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);
+  return dev.has_index() ? dev.index() : c10::DeviceIndex{0};
+}
+#endif
+
 }  // namespace
 
 int64_t process_peak_rss_bytes() {
@@ -45,7 +55,7 @@ bool reset_peak_memory(const std::string& device) {
   const c10::Device dev(device);
   if (dev.is_cuda()) {
 #ifdef TRAINER_WITH_CUDA
-    const auto index = dev.has_index() ? dev.index() : c10::DeviceIndex{0};
+    const auto index = initialised_cuda_index(dev);
     c10::cuda::CUDACachingAllocator::resetPeakStats(index);
     return true;
 #else
@@ -65,7 +75,7 @@ PeakMemory read_peak_memory(const std::string& device) {
   PeakMemory peak;
   if (dev.is_cuda()) {
 #ifdef TRAINER_WITH_CUDA
-    const auto index = dev.has_index() ? dev.index() : c10::DeviceIndex{0};
+    const auto index = initialised_cuda_index(dev);
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(index);
     using c10::CachingAllocator::StatType;
     peak.kind = "cuda_peak_allocated";

@@ -303,10 +303,10 @@ Batch Loader::build_batch(int64_t b) const {
 }
 
 torch::Tensor images_to_device(const torch::Tensor& images, const torch::Device& device,
-                               torch::ScalarType dtype) {
+                               torch::ScalarType dtype, at::MemoryFormat format) {
   const torch::Tensor moved = images.to(device, /*non_blocking=*/true);
   torch::Tensor out =
-      torch::empty(images.sizes(), torch::TensorOptions().dtype(dtype).device(device));
+      torch::empty(images.sizes(), torch::TensorOptions().dtype(dtype).device(device), format);
   out.copy_(moved);
   return out.div_(255);
 }

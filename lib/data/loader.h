@@ -44,7 +44,7 @@ struct LoaderOptions {
   bool rect = false;
   bool shuffle = true;  // train only (augment=true)
   uint64_t seed = 0;
-  bool pin_memory = true;  // used when CUDA is available
+  bool pin_memory = true;  // pinned batches when CUDA is available (loader_options: CUDA runs only)
   bool cache_ram = false;
   bool show_progress = true;
   core::AugmentConfig augment_settings;
@@ -121,8 +121,10 @@ class Loader {
 };
 
 // Copies a Batch's uint8 images to `device` (non_blocking) and converts them to `dtype` in [0, 1]
-// there, as a contiguous (B, 3, H, W) tensor.
+// there, as a (B, 3, H, W) tensor in `format` (Contiguous: NCHW; ChannelsLast: NHWC strides, which
+// the uint8 batch already has, so the conversion is a plain copy and the model gets it as is).
 torch::Tensor images_to_device(const torch::Tensor& images, const torch::Device& device,
-                               torch::ScalarType dtype);
+                               torch::ScalarType dtype,
+                               at::MemoryFormat format = at::MemoryFormat::Contiguous);
 
 }  // namespace trainer::data

@@ -1,6 +1,8 @@
 // Loader options from the config; see loader_options.h.
 #include "data/loader_options.h"
 
+#include "core/device_spelling.h"
+
 namespace trainer::data {
 
 LoaderOptions train_loader_options(const core::TrainConfig& config, int rank, int world_size) {
@@ -16,6 +18,8 @@ LoaderOptions train_loader_options(const core::TrainConfig& config, int rank, in
   o.augment_settings = config.augment;
   o.rank = rank;
   o.world_size = world_size;
+  // Pinned buffers need a CUDA context; a device=cpu run on a GPU machine must not create one.
+  o.pin_memory = pins_memory(config);
   return o;
 }
 
@@ -26,6 +30,10 @@ LoaderOptions val_loader_options(const core::TrainConfig& config, bool standalon
   o.rect = true;
   o.shuffle = false;
   return o;
+}
+
+bool pins_memory(const core::TrainConfig& config) {
+  return core::parse_device(config.run.device).kind != core::DeviceSpelling::Kind::kCpu;
 }
 
 bool mosaic_enabled(const core::TrainConfig& config, int epoch) {

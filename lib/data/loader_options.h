@@ -19,6 +19,10 @@ LoaderOptions train_loader_options(const core::TrainConfig& config, int rank = 0
 // for a standalone `trainer val` (as `yolo val batch=N`); rect shapes depend on it.
 LoaderOptions val_loader_options(const core::TrainConfig& config, bool standalone = false);
 
+// Whether the loaders pin their batches: only for runs that may use CUDA (device not "cpu"; the
+// loader still pins only where CUDA is available).
+bool pins_memory(const core::TrainConfig& config);
+
 bool mosaic_enabled(const core::TrainConfig& config, int epoch);
 
 }  // namespace trainer::data

@@ -6,11 +6,14 @@
 #include <torch/cuda.h>
 #include <torch/utils.h>
 
+#include <cstdlib>
+
 #include "core/device_spelling.h"
 #include "core/error.h"
 
 #ifdef TRAINER_WITH_CUDA
 #include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
 #endif
 
 namespace trainer::engine {
@@ -43,17 +46,43 @@ c10::Device resolve_device(const std::string& raw) {
 #endif
 }
 
-void synchronize(const c10::Device& device) {
+void use_device(const c10::Device& device) {
 #ifdef TRAINER_WITH_CUDA
-  if (device.is_cuda()) c10::cuda::device_synchronize();
+  if (!device.is_cuda()) return;
+  const c10::DeviceIndex index = device.has_index() ? device.index() : c10::DeviceIndex{0};
+  c10::cuda::set_device(index);
+  at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);
+  // One allocation creates the primary context on this GPU; the pinned host allocator then
+  // prefers it over GPU 0 from any thread.
+  (void)at::empty({1}, at::TensorOptions().device(c10::Device(c10::kCUDA, index)));
 #else
   (void)device;
 #endif
 }
 
+void synchronize(const c10::Device& device) {
+#ifdef TRAINER_WITH_CUDA
+  if (!device.is_cuda()) return;
+  const c10::cuda::OptionalCUDAGuard guard(device.has_index() ? std::optional<c10::Device>(device)
+                                                              : std::nullopt);
+  c10::cuda::device_synchronize();
+#else
+  (void)device;
+#endif
+}
+
+std::string ensure_cublas_workspace_config() {
+  ::setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
+  const char* value = std::getenv("CUBLAS_WORKSPACE_CONFIG");
+  return value ? value : "";
+}
+
 void seed_everything(int64_t seed, bool deterministic) {
   torch::manual_seed(static_cast<uint64_t>(seed));
-  if (deterministic) at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/true);
+  if (deterministic) {
+    ensure_cublas_workspace_config();
+    at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/true);
+  }
 }
 
 void set_cudnn_benchmark(bool enabled) {

@@ -15,8 +15,21 @@ namespace trainer::engine {
 // lacks it) or the index is out of range.
 c10::Device resolve_device(const std::string& text);
 
-// Waits for queued device work (CUDA) so a timer edge means "done"; no-op on CPU.
+// Makes `device` this thread's current CUDA device and initialises LibTorch's CUDA state there
+// (the caching allocator, a context on that GPU), so later work without an explicit device,
+// including pinned host buffers allocated by loader threads, lands on the GPU in use rather than
+// on GPU 0. Call once, before the loader starts. No-op on CPU.
+void use_device(const c10::Device& device);
+
+// Waits for queued work on `device` (the one given, not the current one) so a timer edge means
+// "done"; no-op on CPU.
 void synchronize(const c10::Device& device);
+
+// deterministic: true needs CUBLAS_WORKSPACE_CONFIG for reproducible cuBLAS results; without it
+// every cuBLAS call warns. Sets ":4096:8" (the reference's value) unless the user set it; it must
+// run before the first cuBLAS call (cuBLAS reads it when its handle is created). Returns the
+// value in effect.
+std::string ensure_cublas_workspace_config();
 
 // Seeds torch's CPU (and CUDA) generators and, when `deterministic`, asks for deterministic
 // algorithms (warn only, as the reference).

@@ -9,6 +9,7 @@
 
 #include "core/autocast_guard.h"
 #include "engine/device.h"
+#include "engine/memory_format.h"
 #include "engine/training_context.h"
 #include "optim/clip.h"
 
@@ -38,10 +39,8 @@ void TrainStep::apply_schedule(int64_t ni, int64_t /*epoch*/) {
 }
 
 void TrainStep::run(const data::Batch& batch, int64_t ni, StageClock* clock) {
-  auto images = data::images_to_device(batch.images, ctx_.device, torch::kFloat);
-  if (ctx_.config.run.channels_last && ctx_.device.is_cuda()) {
-    images = images.contiguous(at::MemoryFormat::ChannelsLast);
-  }
+  auto images = data::images_to_device(batch.images, ctx_.device, torch::kFloat,
+                                       model_memory_format(ctx_.config, ctx_.device));
   // The labels stay on the host: the loss checks and packs them there (no device read) and sends
   // the packed targets over.
   const auto& labels = batch.labels;

@@ -28,6 +28,7 @@
 #include "data/loader_options.h"
 #include "engine/checkpoint.h"
 #include "engine/epoch_record.h"
+#include "engine/memory_format.h"
 #include "engine/progress.h"
 #include "engine/results_log.h"
 #include "engine/results_plot.h"
@@ -205,6 +206,7 @@ FitResult fit(const core::TrainConfig& config_in, const FitOptions& options) {
   Validator validator(ctx.val_set, ctx.dataset, config, ctx.device);
   auto eval_model = model::build_detection_model(ctx.model->name(), ctx.dataset.nc());
   eval_model->to(ctx.device);
+  apply_memory_format(*eval_model, model_memory_format(config, ctx.device));
   const auto eval_state = named_state(*eval_model);
 
   TrainStep step(ctx);

@@ -6,6 +6,7 @@
 
 #include "data/loader_options.h"
 #include "engine/device.h"
+#include "engine/memory_format.h"
 #include "model/model_name.h"
 #include "model/weights_io.h"
 #include "optim/adamw.h"
@@ -89,7 +90,8 @@ TrainingContext build_training_context(const core::TrainConfig& config,
   TrainingContext ctx;
   ctx.config = config;
   ctx.device = resolve_device(config.run.device);
-  seed_everything(config.run.seed, config.run.deterministic);
+  seed_everything(config.run.seed, config.run.deterministic);  // before any cuBLAS call
+  use_device(ctx.device);                                      // before the loader pins memory
   if (ctx.device.is_cuda()) set_cudnn_benchmark(config.run.cudnn_benchmark);
 
   ctx.dataset = data::load_dataset_yaml(config.data.data);
@@ -106,11 +108,7 @@ TrainingContext build_training_context(const core::TrainConfig& config,
   const auto name = model::parse_model_name(config.model.model);
   ctx.model = model::build_detection_model(name, ctx.dataset.nc());
   ctx.model->to(ctx.device);
-  if (config.run.channels_last && ctx.device.is_cuda()) {
-    for (auto& p : ctx.model->parameters()) {
-      if (p.dim() == 4) p.set_data(p.data().contiguous(at::MemoryFormat::ChannelsLast));
-    }
-  }
+  apply_memory_format(*ctx.model, model_memory_format(config, ctx.device));
   ctx.model->train();
   for (auto& p : ctx.model->parameters()) {
     if (p.requires_grad()) ctx.trainable.push_back(p);

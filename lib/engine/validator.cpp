@@ -13,6 +13,7 @@
 #include "data/coco_dataset.h"
 #include "data/loader_options.h"
 #include "engine/device.h"
+#include "engine/memory_format.h"
 #include "model/postprocess.h"
 
 namespace trainer::engine {
@@ -186,7 +187,7 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
   ValidationResult result;
   std::vector<eval::Detection> detections;
   std::set<int64_t> seen_images;
-  at::Tensor loss_sum = torch::zeros({3});
+  at::Tensor loss_sum = torch::zeros({3}, torch::TensorOptions().device(device_));
   int64_t loss_batches = 0;
   loader_->start_epoch(0, /*mosaic=*/false);
   int64_t batch_index = 0;
@@ -194,7 +195,8 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
     if (options.max_batches > 0 && batch_index >= options.max_batches) break;
     ++batch_index;
     auto t0 = Clock::now();
-    auto images = data::images_to_device(batch->images, device_, torch::kFloat);
+    auto images = data::images_to_device(batch->images, device_, torch::kFloat,
+                                         model_memory_format(config_, device_));
     synchronize(device_);
     result.preprocess_ms += elapsed_ms(t0);
 
@@ -208,34 +210,41 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
     result.inference_ms += elapsed_ms(t0);
 
     t0 = Clock::now();
-    if (criterion) {
-      loss_sum += (*criterion)(raw, batch->labels, images.size(0)).items.cpu().to(torch::kFloat);
+    if (criterion) {  // summed on the device: read once after the last batch
+      loss_sum += (*criterion)(raw, batch->labels, images.size(0)).items.detach().to(torch::kFloat);
       ++loss_batches;
     }
     const std::vector<at::Tensor> per_image = model.postprocess(raw, options.predict);
     const std::vector<LetterboxedTruth> truth =
         letterboxed_truth(batch->labels, static_cast<int64_t>(per_image.size()),
                           static_cast<float>(images.size(3)), static_cast<float>(images.size(2)));
+    // The whole batch's detections reach the host in one copy (one sync per batch, not per image).
+    const at::Tensor all_rows =
+        per_image.empty() ? torch::zeros({0, 6})
+                          : torch::cat(per_image).to(torch::kCPU, torch::kFloat).contiguous();
+    const float* r = all_rows.data_ptr<float>();
     for (size_t b = 0; b < per_image.size(); ++b) {
+      const int64_t n = per_image[b].size(0);
+      const float* image_rows = r;
+      r += 6 * n;
       const int64_t index = batch->dataset_indices[b];
       if (!seen_images.insert(index).second) continue;  // padding repeats (sharded val)
       const auto& g = batch->geometry[b];
-      auto rows = per_image[b].to(torch::kCPU, torch::kFloat).contiguous();
-      const auto* r = rows.data_ptr<float>();
       // The reference metric matches in letterboxed input pixels (8.4.190); only the COCO results
       // (and the COCO protocol, which needs them) are scaled back to the original image.
       std::vector<std::array<float, 4>> boxes;
       std::vector<float> scores;
       std::vector<int> classes;
-      for (int64_t k = 0; k < rows.size(0); ++k, r += 6) {
-        boxes.push_back({r[0], r[1], r[2], r[3]});
-        scores.push_back(r[4]);
-        classes.push_back(static_cast<int>(r[5]));
+      for (int64_t k = 0; k < n; ++k) {
+        const float* row = image_rows + 6 * k;
+        boxes.push_back({row[0], row[1], row[2], row[3]});
+        scores.push_back(row[4]);
+        classes.push_back(static_cast<int>(row[5]));
         const std::array<float, 4> box = to_original_xyxy(boxes.back(), g);
         detections.push_back({image_id(index),
                               category_id(classes.back()),
                               {box[0], box[1], box[2] - box[0], box[3] - box[1]},
-                              r[4]});
+                              row[4]});
       }
       metric.add_image(boxes, scores, classes, truth[b].boxes, truth[b].classes);
     }
@@ -249,8 +258,9 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
   }
   result.metric = metric.compute();
   if (loss_batches > 0) {
-    loss_sum /= static_cast<double>(loss_batches);
-    for (int k = 0; k < 3; ++k) result.loss_items[k] = loss_sum[k].item<double>();
+    const at::Tensor mean =
+        (loss_sum / static_cast<double>(loss_batches)).to(torch::kCPU).to(torch::kDouble);
+    for (int k = 0; k < 3; ++k) result.loss_items[k] = mean[k].item<double>();
     result.has_loss = true;
   }
   if (options.coco) {

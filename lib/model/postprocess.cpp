@@ -3,6 +3,9 @@
 
 #include <torch/torch.h>
 
+#include <limits>
+#include <tuple>
+
 namespace trainer::model {
 
 at::Tensor topk_postprocess(const at::Tensor& preds, int64_t max_det) {
@@ -26,67 +29,75 @@ at::Tensor filter_by_confidence(const at::Tensor& rows, double conf, int64_t max
 }
 
 at::Tensor nms(const at::Tensor& boxes, const at::Tensor& scores, double iou_threshold,
-               int64_t max_keep) {
+               int64_t max_keep, NmsMethod method) {
   const int64_t n = boxes.size(0);
-  auto long_opts = torch::TensorOptions().dtype(torch::kLong).device(boxes.device());
-  if (n == 0) return torch::empty({0}, long_opts);
-  const int64_t limit = max_keep > 0 ? std::min(max_keep, n) : n;
+  auto long_opts = torch::TensorOptions().dtype(torch::kLong);
+  if (n == 0) return torch::empty({0}, long_opts.device(boxes.device()));
   auto order = std::get<1>(scores.sort(/*stable=*/true, /*dim=*/0, /*descending=*/true));
-  auto b = boxes.index_select(0, order).to(torch::kFloat);
-  auto x1 = b.select(1, 0), y1 = b.select(1, 1), x2 = b.select(1, 2), y2 = b.select(1, 3);
-  auto area = (x2 - x1) * (y2 - y1);
-  auto alive = torch::ones({n}, long_opts.dtype(torch::kBool));
-  auto kept = torch::empty({limit}, long_opts);
-  auto valid = torch::zeros({limit}, long_opts.dtype(torch::kBool));
-  // Each step keeps the first alive box (highest score) and kills the boxes overlapping it by
-  // more than the threshold. No host sync except a periodic "anything left?" check.
-  for (int64_t step = 0; step < limit; ++step) {
-    if (step % 16 == 0 && !alive.any().item<bool>()) break;
-    auto i = alive.to(torch::kByte).argmax().view({1});  // first alive (argmax takes the first max)
-    kept[step] = i[0];
-    valid[step] = alive.index_select(0, i)[0];
-    auto ix1 = torch::maximum(x1, x1.index_select(0, i));
-    auto iy1 = torch::maximum(y1, y1.index_select(0, i));
-    auto ix2 = torch::minimum(x2, x2.index_select(0, i));
-    auto iy2 = torch::minimum(y2, y2.index_select(0, i));
-    auto inter = (ix2 - ix1).clamp_min(0) * (iy2 - iy1).clamp_min(0);
-    auto iou = inter / (area + area.index_select(0, i) - inter);
-    alive.logical_and_(iou.gt(iou_threshold).logical_not());  // NaN IoU does not suppress
-    alive.index_fill_(0, i, false);
-  }
-  return order.index_select(0, kept.index({valid}));
+  const auto kept = greedy_nms_sorted(boxes.index_select(0, order).unsqueeze(0), {n}, iou_threshold,
+                                      max_keep, method)[0];
+  const at::Tensor positions =
+      torch::tensor(kept, long_opts).to(boxes.device(), /*non_blocking=*/true);
+  return order.index_select(0, positions);
 }
 
-std::vector<at::Tensor> non_max_suppression(const at::Tensor& preds,
-                                            const PredictOptions& options) {
-  const int64_t batch = preds.size(0), nc = preds.size(1) - 4;
-  std::vector<at::Tensor> out;
-  for (int64_t bi = 0; bi < batch; ++bi) {
-    auto x = preds[bi].t();  // (A, 4 + nc)
-    auto parts = x.split({4, nc}, 1);
-    auto candidate = parts[1].amax(1) > options.conf;
-    auto box = parts[0].index({candidate});
-    auto cls = parts[1].index({candidate});
-    at::Tensor rows;
-    if (options.multi_label) {
-      auto ij = (cls > options.conf).nonzero();  // (M, 2): anchor, class
-      auto i = ij.select(1, 0), j = ij.select(1, 1);
-      rows = torch::cat({box.index_select(0, i), cls.index({i, j}).unsqueeze(1),
-                         j.unsqueeze(1).to(x.scalar_type())},
-                        1);
-    } else {
-      auto [conf, j] = cls.max(1, true);
-      rows =
-          torch::cat({box, conf, j.to(x.scalar_type())}, 1).index({conf.view(-1) > options.conf});
-    }
-    if (rows.size(0) > options.max_nms) {
-      rows = rows.index_select(0, std::get<1>(rows.select(1, 4).topk(options.max_nms)));
-    }
-    auto offset = rows.slice(1, 5, 6) * (options.agnostic ? 0.0 : kMaxWh);
-    auto keep = nms(rows.slice(1, 0, 4) + offset, rows.select(1, 4), options.iou, options.max_det);
-    out.push_back(rows.index_select(0, keep));
+std::vector<at::Tensor> non_max_suppression(const at::Tensor& preds, const PredictOptions& options,
+                                            NmsMethod method) {
+  const int64_t batch = preds.size(0), nc = preds.size(1) - 4, anchors = preds.size(2);
+  const auto x = preds.transpose(1, 2);  // (B, A, 4 + nc)
+  const auto box = x.narrow(2, 0, 4);
+  const auto cls = x.narrow(2, 4, nc);
+  // Candidates per image in the order the per-image loop had them: (anchor, class) pairs
+  // anchor-major (multi-label), or anchors with their best class.
+  at::Tensor score;  // (B, K)
+  at::Tensor best_class;
+  if (options.multi_label) {
+    score = cls.reshape({batch, anchors * nc});
+  } else {
+    std::tie(score, best_class) = cls.max(2);
   }
-  return out;
+  const at::Tensor candidate = score > options.conf;
+  // Sync 1 of 2: how many candidates each image has (sizes the work below).
+  const at::Tensor counts_host = candidate.sum(1).to(torch::kCPU);
+  std::vector<int64_t> counts(static_cast<size_t>(batch));
+  int64_t width = 0;
+  for (int64_t b = 0; b < batch; ++b) {
+    counts[b] = std::min(counts_host[b].item<int64_t>(), options.max_nms);
+    width = std::max(width, counts[b]);
+  }
+  std::vector<at::Tensor> out;
+  if (width == 0) {
+    for (int64_t b = 0; b < batch; ++b) out.push_back(torch::empty({0, 6}, x.options()));
+    return out;
+  }
+  // The best `width` candidates of each image (the rest are -inf and sort last), then in visiting
+  // order: descending score, ties by candidate index (what a stable sort of the candidates gives).
+  const at::Tensor masked =
+      score.masked_fill(candidate.logical_not(), -std::numeric_limits<double>::infinity());
+  auto [top, index] = masked.topk(width, 1);
+  auto [by_index, perm] = index.sort(1);
+  auto [sorted_score, perm2] =
+      top.gather(1, perm).sort(/*stable=*/true, /*dim=*/1, /*descending=*/true);
+  const at::Tensor flat = by_index.gather(1, perm2);  // (B, W)
+  const at::Tensor anchor = options.multi_label ? torch::div(flat, nc, "floor") : flat;
+  const at::Tensor klass = options.multi_label ? flat.remainder(nc) : best_class.gather(1, flat);
+  const at::Tensor rows =
+      torch::cat({box.gather(1, anchor.unsqueeze(-1).expand({batch, width, 4})),
+                  sorted_score.unsqueeze(-1), klass.unsqueeze(-1).to(x.scalar_type())},
+                 -1);  // (B, W, 6)
+  auto offset = rows.narrow(2, 5, 1) * (options.agnostic ? 0.0 : kMaxWh);
+  // Sync 2 of 2 (on a GPU): the suppression bitmask.
+  const auto kept = greedy_nms_sorted(rows.narrow(2, 0, 4) + offset, counts, options.iou,
+                                      options.max_det, method);
+  std::vector<int64_t> flat_keep;
+  std::vector<int64_t> sizes;
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t k : kept[b]) flat_keep.push_back(b * width + k);
+    sizes.push_back(static_cast<int64_t>(kept[b].size()));
+  }
+  const at::Tensor keep = torch::tensor(flat_keep, torch::TensorOptions().dtype(torch::kLong))
+                              .to(x.device(), /*non_blocking=*/true);
+  return rows.reshape({batch * width, 6}).index_select(0, keep).split_with_sizes(sizes);
 }
 
 }  // namespace trainer::model

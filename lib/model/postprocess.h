@@ -2,14 +2,16 @@
 // one-to-many head), reference-behaviour.md 4.2 "Inference" and 7.3.
 //
 // Why here and on the device: validation runs this on every batch; the NMS is exact greedy NMS
-// (torchvision semantics: suppress when IoU > threshold) written with tensor ops, so it runs on
-// the model's device without torchvision. It stops after max_det kept boxes, which gives the same
-// first max_det boxes as full NMS followed by [:max_det].
+// (torchvision semantics: suppress when IoU > threshold; greedy_nms.h), batched over the images
+// of a batch with a fixed number of device reads, without torchvision. It stops after max_det
+// kept boxes, which gives the same first max_det boxes as full NMS followed by [:max_det].
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
 #include <vector>
+
+#include "model/greedy_nms.h"
 
 namespace trainer::model {
 
@@ -37,10 +39,13 @@ at::Tensor filter_by_confidence(const at::Tensor& rows, double conf, int64_t max
 // Greedy NMS on one set of boxes (N, 4) xyxy with scores (N): indices of the kept boxes in
 // descending score order (ties: lower index first), at most max_keep (<= 0: no limit).
 at::Tensor nms(const at::Tensor& boxes, const at::Tensor& scores, double iou_threshold,
-               int64_t max_keep = 0);
+               int64_t max_keep = 0, NmsMethod method = NmsMethod::kAuto);
 
-// NMS per image. preds (B, 4 + nc, A): xyxy pixels then scores (the head's decode). Returns one
-// (n_i, 6) tensor per image: [x1, y1, x2, y2, score, class], by descending score.
-std::vector<at::Tensor> non_max_suppression(const at::Tensor& preds, const PredictOptions& options);
+// NMS per image, batched. preds (B, 4 + nc, A): xyxy pixels then scores (the head's decode).
+// Returns one (n_i, 6) tensor per image: [x1, y1, x2, y2, score, class], by descending score.
+// Reads the device twice per batch (candidate counts, then the suppression bitmask), whatever the
+// number of kept boxes; `method` is for tests (greedy_nms.h).
+std::vector<at::Tensor> non_max_suppression(const at::Tensor& preds, const PredictOptions& options,
+                                            NmsMethod method = NmsMethod::kAuto);
 
 }  // namespace trainer::model

@@ -35,20 +35,20 @@ void ModelEma::update(const NamedTensors& live) {
     }
     return;
   }
-  // (device, dtype) buckets: one lerp per bucket.
-  std::map<std::pair<std::string, int>, std::pair<std::vector<at::Tensor>, std::vector<at::Tensor>>>
-      buckets;
+  // (device, dtype) buckets: one lerp per floating bucket, one copy per integer bucket (the
+  // BatchNorm `num_batches_tracked` counters: one kernel for all of them, not one each).
+  using Bucket = std::pair<std::vector<at::Tensor>, std::vector<at::Tensor>>;
+  std::map<std::pair<std::string, int>, Bucket> lerps;
+  std::map<std::pair<std::string, int>, Bucket> copies;
   for (size_t k = 0; k < shadow_.size(); ++k) {
     at::Tensor& s = shadow_[k].second;
-    if (!s.is_floating_point()) {
-      s.copy_(live[k].second);
-      continue;
-    }
+    auto& buckets = s.is_floating_point() ? lerps : copies;
     auto& bucket = buckets[{s.device().str(), static_cast<int>(s.scalar_type())}];
     bucket.first.push_back(s);
     bucket.second.push_back(live[k].second.detach());
   }
-  for (auto& [key, bucket] : buckets) at::_foreach_lerp_(bucket.first, bucket.second, weight);
+  for (auto& [key, bucket] : lerps) at::_foreach_lerp_(bucket.first, bucket.second, weight);
+  for (auto& [key, bucket] : copies) at::_foreach_copy_(bucket.first, bucket.second);
 }
 
 void ModelEma::copy_to(const NamedTensors& target) const {

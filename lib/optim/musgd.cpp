@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "optim/momentum.h"
+#include "optim/muon_update.h"
 
 namespace trainer::optim {
 namespace {
@@ -36,6 +37,8 @@ struct NsJob {
   int64_t small = 0;  // min(r, c)
   int64_t large = 0;  // max(r, c)
   int64_t member_bytes = 0;
+  double scale = 1.0;                 // muon_scale of the parameter
+  at::ScalarType dtype = at::kFloat;  // the parameter's
 };
 
 }  // namespace
@@ -130,6 +133,8 @@ std::vector<at::Tensor> MuSGD::orthogonalize_all(const std::vector<at::Tensor>& 
     job.small = std::min(job.matrix.size(0), job.matrix.size(1));
     job.large = std::max(job.matrix.size(0), job.matrix.size(1));
     job.member_bytes = 2 * static_cast<int64_t>(u.nbytes());  // parameter + gradient
+    job.scale = muon_scale(u);
+    job.dtype = u.scalar_type();
     jobs.push_back(std::move(job));
   }
   // Buckets: exact (device, dtype, small, large), or with padding (device, dtype, small).
@@ -174,7 +179,10 @@ std::vector<at::Tensor> MuSGD::orthogonalize_all(const std::vector<at::Tensor>& 
   for (const auto& batch : batches) {
     const NsJob& first = jobs[batch.front()];
     if (batch.size() == 1) {  // singletons keep the scalar update
-      results[batch.front()] = orthogonalize(first.matrix, options_.ns);
+      results[batch.front()] =
+          scale_and_widen(orthogonalize(first.matrix, options_.ns).unsqueeze(0), {first.scale},
+                          first.dtype)
+              .squeeze(0);
       last_buckets_.push_back({1, false, 0, first.member_bytes});
       continue;
     }
@@ -195,7 +203,11 @@ std::vector<at::Tensor> MuSGD::orthogonalize_all(const std::vector<at::Tensor>& 
       const at::Tensor oriented = job.transposed ? job.matrix.t() : job.matrix;
       stack[k].narrow(1, 0, job.large).copy_(oriented);
     }
-    const at::Tensor out = orthogonalize_batched(stack, options_.ns);
+    std::vector<double> scales;
+    for (size_t j : batch) scales.push_back(jobs[j].scale);
+    // Scaled and in the parameters' dtype for the whole stack at once (muon_update.h).
+    const at::Tensor out =
+        scale_and_widen(orthogonalize_batched(stack, options_.ns), scales, first.dtype);
     for (int64_t k = 0; k < n; ++k) {
       const NsJob& job = jobs[batch[k]];
       const at::Tensor slice = out[k].narrow(1, 0, job.large);
@@ -269,11 +281,13 @@ void MuSGD::step_group_foreach(size_t g, std::vector<size_t>& scheduled,
   for (size_t i : scheduled) {
     at::Tensor& p = group.params[i];
     if (!(group.use_muon && is_matrix(p))) continue;
-    at::Tensor o = muon_updates[k++];
-    const double scale = muon_scale(p);
-    if (scale != 1.0) o = o.mul(scale);
+    // Already scaled, and in the parameter's dtype unless ns_dtype is wider (orthogonalize_all).
+    at::Tensor o = muon_updates[k++].reshape(p.sizes());
+    // One layout per foreach call: a transposed or narrowed stack slice gets the parameter's
+    // strides (a copy of values), so `_foreach_add_` keeps its fused path.
+    if (o.strides() != p.strides()) o = at::empty_like(p, o.options()).copy_(o);
     muon_params.push_back(p);
-    scaled.push_back(o.reshape(p.sizes()));
+    scaled.push_back(o);
   }
   if (!muon_params.empty()) {
     at::_foreach_add_(muon_params, scaled, -group.lr * options_.muon_gain);

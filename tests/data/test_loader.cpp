@@ -294,6 +294,28 @@ TEST_CASE("images_to_device: float in [0, 1], contiguous NCHW, RGB order kept") 
   CHECK(out.sum().item<float>() == doctest::Approx(1.2));
 }
 
+TEST_CASE("images_to_device: channels_last gives the same values in NHWC strides") {
+  const torch::Tensor nhwc = torch::randint(0, 256, {2, 5, 4, 3}, torch::kUInt8);
+  const torch::Tensor images = nhwc.permute({0, 3, 1, 2});
+  const torch::Device cpu(torch::kCPU);
+  const torch::Tensor plain = images_to_device(images, cpu, torch::kFloat32);
+  const torch::Tensor cl =
+      images_to_device(images, cpu, torch::kFloat32, at::MemoryFormat::ChannelsLast);
+  CHECK(cl.is_contiguous(at::MemoryFormat::ChannelsLast));
+  CHECK(torch::equal(plain, cl));
+}
+
+TEST_CASE("loader options: batches are pinned only for runs that may use CUDA") {
+  trainer::core::TrainConfig c;
+  c.run.device = "cpu";
+  CHECK_FALSE(train_loader_options(c).pin_memory);
+  CHECK_FALSE(val_loader_options(c).pin_memory);
+  c.run.device = "0";
+  CHECK(train_loader_options(c).pin_memory);
+  c.run.device = "";  // auto: pinned only where CUDA is available (the loader checks)
+  CHECK(val_loader_options(c).pin_memory);
+}
+
 TEST_CASE("batch plot: one tile per image, written as a JPEG") {
   TempDir dir;
   const DatasetIndex index = make_index(dir.path(), 5);

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "loop_nms.h"
 #include "model/postprocess.h"
 
 using namespace trainer::model;
@@ -34,6 +35,18 @@ std::vector<int64_t> oracle_nms(const torch::Tensor& boxes, const torch::Tensor&
     if (!suppressed) kept.push_back(i);
   }
   return kept;
+}
+
+// Random head output (B, 4 + nc, A): boxes clustered so they overlap, scores on a coarse grid so
+// many tie, a few boxes of zero area.
+torch::Tensor random_head(int64_t batch, int64_t nc, int64_t anchors, int64_t levels) {
+  auto center = torch::randint(0, 4, {batch, anchors, 2}).to(torch::kFloat) * 40 +
+                torch::rand({batch, anchors, 2}) * 12;
+  auto wh = torch::rand({batch, anchors, 2}) * 40 + 4;
+  wh.index_put_({torch::indexing::Slice(), torch::indexing::Slice(0, anchors, 17)}, 0.0);
+  auto boxes = torch::cat({center - wh / 2, center + wh / 2}, 2);
+  auto scores = torch::randint(0, levels, {batch, anchors, nc}).to(torch::kFloat) / levels;
+  return torch::cat({boxes, scores}, 2).transpose(1, 2).contiguous();
 }
 
 std::vector<int64_t> to_vector(const torch::Tensor& t) {
@@ -146,4 +159,95 @@ TEST_CASE("NMS: zero-area boxes (NaN IoU) do not suppress, as torchvision") {
   auto boxes = torch::tensor({{5.f, 5.f, 5.f, 5.f}, {5.f, 5.f, 5.f, 5.f}});
   auto scores = torch::tensor({0.9f, 0.8f});
   CHECK(nms(boxes, scores, 0.5).numel() == 2);
+}
+
+TEST_CASE("batched NMS equals the per-image loop (ties, class offsets, both methods)") {
+  torch::manual_seed(11);
+  for (int trial = 0; trial < 4; ++trial) {
+    const auto preds = random_head(3, 4, 150, trial % 2 ? 5 : 1000);
+    for (bool multi : {true, false}) {
+      for (bool agnostic : {false, true}) {
+        for (int64_t max_det : {int64_t{300}, int64_t{7}}) {
+          PredictOptions opt;
+          opt.conf = 0.15;
+          opt.iou = trial < 2 ? 0.5 : 0.7;
+          opt.multi_label = multi;
+          opt.agnostic = agnostic;
+          opt.max_det = max_det;
+          CAPTURE(trial);
+          CAPTURE(multi);
+          CAPTURE(agnostic);
+          CAPTURE(max_det);
+          const auto expected = loop_non_max_suppression(preds, opt);
+          for (auto method : {NmsMethod::kHostScan, NmsMethod::kBitmask}) {
+            const auto got = non_max_suppression(preds, opt, method);
+            REQUIRE(got.size() == expected.size());
+            for (size_t b = 0; b < got.size(); ++b) {
+              CAPTURE(b);
+              CHECK(got[b].size(0) > 0);
+              CHECK(torch::equal(got[b], expected[b]));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("batched NMS: max_nms keeps the best candidates; images without candidates") {
+  torch::manual_seed(12);
+  auto preds = random_head(2, 3, 200, 1000);
+  preds.narrow(1, 4, 3).add_(torch::rand({2, 3, 200}) *
+                             1e-3);  // distinct scores: no tie at the cut
+  preds[1].narrow(0, 4, 3).zero_();  // image 1: nothing above conf
+  PredictOptions opt;
+  opt.conf = 0.05;
+  opt.max_nms = 40;
+  const auto expected = loop_non_max_suppression(preds, opt);
+  for (auto method : {NmsMethod::kHostScan, NmsMethod::kBitmask}) {
+    const auto got = non_max_suppression(preds, opt, method);
+    CHECK(torch::equal(got[0], expected[0]));
+    CHECK(got[1].size(0) == 0);
+    CHECK(got[1].size(1) == 6);
+  }
+  opt.conf = 2.0;  // no candidate anywhere
+  const auto none = non_max_suppression(preds, opt);
+  CHECK(none.size() == 2);
+  CHECK(none[0].size(0) == 0);
+}
+
+TEST_CASE("greedy NMS: both methods equal the plain-loop oracle, ties by lower index") {
+  torch::manual_seed(13);
+  for (int trial = 0; trial < 4; ++trial) {
+    const int64_t n = 300;
+    auto xy = torch::randint(0, 5, {n, 2}).to(torch::kFloat) * 20;
+    auto boxes = torch::cat({xy, xy + torch::randint(5, 40, {n, 2}).to(torch::kFloat)}, 1);
+    auto scores = torch::randint(0, 8, {n}).to(torch::kFloat);  // heavy ties
+    for (double thr : {0.3, 0.7}) {
+      const auto expected = oracle_nms(boxes, scores, thr);
+      for (auto method : {NmsMethod::kHostScan, NmsMethod::kBitmask}) {
+        CHECK(to_vector(nms(boxes, scores, thr, 0, method)) == expected);
+        CHECK(to_vector(nms(boxes, scores, thr, 9, method)) ==
+              std::vector<int64_t>(expected.begin(), expected.begin() + 9));
+      }
+      CHECK(to_vector(loop_nms(boxes, scores, thr, 0)) == expected);
+    }
+  }
+}
+
+TEST_CASE("suppression bitmask: bit k of byte w in row i is IoU(i, 8w + k) > threshold") {
+  // Boxes 0 and 2 are the same; 1 is far; 9 boxes so the second byte is used.
+  std::vector<float> v;
+  for (int i = 0; i < 9; ++i) {
+    const float o = (i == 1) ? 100.f : (i == 8 ? 0.5f : 0.f);
+    v.insert(v.end(), {o, o, o + 10, o + 10});
+  }
+  const auto boxes = torch::tensor(v).view({1, 9, 4});
+  const auto mask = suppression_bitmask(boxes, 0.5);
+  REQUIRE(mask.sizes() == torch::IntArrayRef({1, 9, 2}));
+  // Row 0 overlaps every box but 1 (8: IoU 90.25 / 109.75 = 0.82).
+  CHECK(mask[0][0][0].item<int>() == 0xFD);
+  CHECK(mask[0][0][1].item<int>() == 0x01);
+  CHECK(mask[0][1][0].item<int>() == 0x02);
+  CHECK(mask[0][1][1].item<int>() == 0x00);
 }

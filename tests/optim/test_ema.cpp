@@ -15,7 +15,8 @@ NamedTensors model_tensors(uint64_t seed) {
           {"bn.weight", torch::randn({4})},
           {"bn.running_mean", torch::randn({4})},
           {"bn.num_batches_tracked", torch::tensor(int64_t{0})},
-          {"head.weight64", torch::randn({5}, torch::kDouble)}};
+          {"head.weight64", torch::randn({5}, torch::kDouble)},
+          {"bn2.num_batches_tracked", torch::tensor(int64_t{5})}};  // two counters: one copy
 }
 
 }  // namespace
@@ -60,6 +61,7 @@ TEST_CASE("foreach EMA equals the scalar recurrence over 300 updates, buffers in
     CHECK(torch::equal(scalar.shadow()[k].second, fast.shadow()[k].second));
   }
   CHECK(fast.shadow()[3].second.item<int64_t>() == 300);
+  CHECK(fast.shadow()[5].second.item<int64_t>() == 305);
   CHECK_FALSE(torch::equal(fast.shadow()[0].second, live[0].second));  // it lags, as it should
 }
 

@@ -10,6 +10,7 @@
 
 #include <vector>
 
+#include "optim/muon_update.h"
 #include "optim/musgd.h"
 
 using namespace trainer::optim;
@@ -289,4 +290,22 @@ TEST_CASE("one scalar step equals the hand-written reference update") {
   CHECK(muon_scale(torch::zeros({8, 2})) == doctest::Approx(2.0));
   CHECK(muon_scale(torch::zeros({2, 8})) == 1.0);
   CHECK(muon_scale(torch::zeros({16, 8, 3, 3})) == 1.0);  // kh/kw = 1 for square kernels
+}
+
+TEST_CASE("scale_and_widen equals o.mul(scale) per member, then the exact upcast") {
+  torch::manual_seed(21);
+  const std::vector<double> scales = {1.0, 2.0, std::sqrt(3.0), 1.0 / 3.0};
+  for (auto own : {torch::kBFloat16, torch::kFloat32, torch::kFloat64}) {
+    CAPTURE(own);
+    const auto stack = torch::randn({4, 5, 7}).to(own);
+    const auto got = scale_and_widen(stack, scales, torch::kFloat32);
+    // fp64 is wider than the parameters: it keeps its dtype (converting would round).
+    CHECK((got.scalar_type() == (own == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32)));
+    for (int64_t k = 0; k < 4; ++k) {
+      const auto expected = stack[k].mul(scales[static_cast<size_t>(k)]).to(got.scalar_type());
+      CHECK(torch::equal(got[k], expected));
+    }
+  }
+  const auto ones = torch::randn({2, 3, 3}).to(torch::kBFloat16);
+  CHECK(torch::equal(scale_and_widen(ones, {1.0, 1.0}, torch::kFloat32), ones.to(torch::kFloat32)));
 }

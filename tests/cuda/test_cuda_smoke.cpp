@@ -1,0 +1,405 @@
+// CUDA smoke tests: what must work the first time a GPU is lent (scripts/gpu_check.sh runs them).
+//
+// Why: every other test pins device=cpu, so without these the CUDA path would first execute in a
+// real run. Each case compares the GPU against the CPU on the same inputs and weights where a
+// number exists, with the tolerance stated beside the check. Without CUDA (a CPU build, or no GPU
+// visible) each case prints "CUDA SMOKE SKIPPED: <why>", which CTest reports as skipped, not
+// failed; TRAINER_REQUIRE_CUDA=1 (gpu_check.sh on a GPU machine) turns that skip into a failure.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include <ATen/autocast_mode.h>
+#include <c10/util/Exception.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#ifdef TRAINER_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
+#include "bench/peak_memory.h"
+#include "core/autocast_guard.h"
+#include "engine/checkpoint.h"
+#include "engine/device.h"
+#include "engine/train_step.h"
+#include "engine/trainer.h"
+#include "engine/training_context.h"
+#include "engine/validator.h"
+#include "integration/fit_fixture.h"
+#include "model/detection_model.h"
+#include "model/model_name.h"
+#include "model/postprocess.h"
+#include "test_support.h"
+
+using namespace trainer;
+
+namespace {
+
+// True when the case can run; otherwise reports the skip (or, under TRAINER_REQUIRE_CUDA=1, a
+// failure for a case that needs one GPU).
+bool cuda_ready(int min_devices = 1) {
+  std::string why;
+#ifndef TRAINER_WITH_CUDA
+  why = "this build has no CUDA (the CUDA build: scripts/build.sh --cuda)";
+#else
+  if (!torch::cuda::is_available()) {
+    why = "no CUDA device is visible";
+  } else if (static_cast<int>(torch::cuda::device_count()) < min_devices) {
+    why = fmt::format("needs {} GPUs, {} visible", min_devices, torch::cuda::device_count());
+  }
+#endif
+  if (why.empty()) return true;
+  const char* require = std::getenv("TRAINER_REQUIRE_CUDA");
+  if (require && std::string(require) == "1" && min_devices <= 1) {
+    FAIL("TRAINER_REQUIRE_CUDA=1 but " << why);
+  }
+  MESSAGE("CUDA SMOKE SKIPPED: " << why);
+  return false;
+}
+
+const c10::Device kCpu(c10::kCPU);
+const c10::Device kCuda0(c10::kCUDA, 0);
+
+// Exact fp32 on the GPU for the comparisons (TF32 would add ~1e-3 relative error by design).
+void disable_tf32() {
+  at::globalContext().setAllowTF32CuDNN(false);
+  at::globalContext().setAllowTF32CuBLAS(false);
+}
+
+// ||a - b|| / ||b|| over all tensors (moved to the CPU, in double).
+double relative_l2(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
+  double diff = 0, ref = 0;
+  for (size_t k = 0; k < a.size(); ++k) {
+    const auto x = a[k].to(torch::kCPU, torch::kDouble), y = b[k].to(torch::kCPU, torch::kDouble);
+    diff += (x - y).pow(2).sum().item<double>();
+    ref += y.pow(2).sum().item<double>();
+  }
+  return std::sqrt(diff / std::max(ref, 1e-30));
+}
+
+// A fixed batch: two random 128 px images with three boxes, labels [image, class, cx, cy, w, h].
+std::pair<at::Tensor, at::Tensor> fixed_batch() {
+  torch::manual_seed(3);
+  const auto images = torch::rand({2, 3, 128, 128});
+  const auto labels = torch::tensor({{0.f, 1.f, 0.5f, 0.5f, 0.4f, 0.3f},
+                                     {0.f, 3.f, 0.2f, 0.3f, 0.2f, 0.2f},
+                                     {1.f, 0.f, 0.6f, 0.4f, 0.5f, 0.6f}});
+  return {images, labels};
+}
+
+model::DetectionModel seeded_model(const c10::Device& device) {
+  torch::manual_seed(0);
+  auto m = model::build_detection_model(model::parse_model_name("yolo26t"), 6);
+  m->to(device);
+  return m;
+}
+
+struct Pass {
+  double loss = 0;
+  std::vector<at::Tensor> grads;
+};
+
+// One forward + loss (inside the autocast guard when bf16) + backward, as TrainStep does it.
+Pass forward_backward(const c10::Device& device, bool bf16) {
+  auto net = seeded_model(device);
+  net->train();
+  loss::DetectionLoss criterion(6, net->reg_max(), net->strides(), loss::LossGains{},
+                                net->end2end());
+  auto [images, labels] = fixed_batch();
+  images = images.to(device);
+  labels = labels.to(device);
+  loss::LossResult r;
+  {
+    core::AutocastGuard autocast(device.type(), at::kBFloat16, bf16);
+    r = criterion(net->forward_train(images), labels, images.size(0));
+  }
+  r.total.backward();
+  Pass p;
+  p.loss = r.total.item<double>();
+  for (const auto& q : net->parameters()) {
+    p.grads.push_back(q.grad().defined() ? q.grad().to(torch::kCPU, torch::kFloat)
+                                         : torch::zeros(q.sizes()));
+  }
+  return p;
+}
+
+core::TrainConfig tiny_config(const std::filesystem::path& project, const std::string& device,
+                              core::Precision precision) {
+  auto c = test::tiny_fit_config(project, "cuda", 2);
+  c.run.device = device;
+  c.run.precision = precision;
+  c.run.val = false;
+  return c;
+}
+
+// Parameters after `steps` training steps of the real TrainStep on `device`, minus the initial
+// ones (the update), on the CPU.
+std::vector<at::Tensor> trained_update(const core::TrainConfig& config, int steps) {
+  engine::ContextOptions options;
+  options.need_val = false;
+  options.show_progress = false;
+  auto ctx = engine::build_training_context(config, options);
+  std::vector<at::Tensor> before;
+  for (const auto& p : ctx.model->parameters()) before.push_back(p.detach().cpu().clone());
+  engine::TrainStep step(ctx);
+  ctx.train_loader->start_epoch(0, /*mosaic=*/false);
+  for (int64_t ni = 0; ni < steps; ++ni) {
+    auto batch = ctx.train_loader->next();
+    REQUIRE(batch);
+    step.apply_schedule(ni, 0);
+    step.run(*batch, ni);
+  }
+  CHECK_FALSE(step.saw_non_finite());
+  std::vector<at::Tensor> update;
+  size_t k = 0;
+  for (const auto& p : ctx.model->parameters()) update.push_back(p.detach().cpu() - before[k++]);
+  return update;
+}
+
+#ifdef TRAINER_WITH_CUDA
+// Counts LibTorch's sync-debug warnings ("called a synchronizing CUDA operation") in a scope.
+class SyncCounter : public c10::WarningHandler {
+ public:
+  SyncCounter() : guard_(this) {
+    c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_WARN);
+  }
+  ~SyncCounter() override {
+    c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_DISABLED);
+  }
+  void process(const c10::Warning& warning) override {
+    if (warning.msg().find("synchronizing") != std::string::npos) ++count;
+  }
+  int count = 0;
+
+ private:
+  c10::WarningUtils::WarningHandlerGuard guard_;
+};
+#endif
+
+}  // namespace
+
+// First in the file: on its own (CTest runs one case per process) nothing has touched CUDA yet,
+// the situation in which `bench interval` used to throw "did you call init?".
+TEST_CASE("cuda: peak memory reset and read work before any CUDA tensor exists") {
+  if (!cuda_ready()) return;
+  CHECK(bench::reset_peak_memory("cuda:0"));
+  CHECK(bench::read_peak_memory("cuda:0").kind == "cuda_peak_allocated");
+  const int64_t bytes = int64_t{64} << 20;
+  {
+    const auto t = torch::empty({bytes}, torch::TensorOptions().dtype(torch::kByte).device(kCuda0));
+    const auto peak = bench::read_peak_memory("cuda:0");
+    CHECK(peak.device == "cuda:0");
+    CHECK(peak.since_reset);
+    CHECK(peak.bytes >= bytes);
+  }
+  CHECK(bench::reset_peak_memory("cuda"));
+  CHECK(bench::read_peak_memory("cuda").bytes < bytes);
+}
+
+TEST_CASE("cuda: the autocast guard gives BF16 convolutions on CUDA and restores fp32") {
+  if (!cuda_ready()) return;
+  const auto x = torch::randn({1, 3, 8, 8}, torch::TensorOptions().device(kCuda0));
+  const auto w = torch::randn({4, 3, 3, 3}, torch::TensorOptions().device(kCuda0));
+  CHECK_FALSE(at::autocast::is_autocast_enabled(c10::kCUDA));
+  {
+    core::AutocastGuard outer(c10::kCUDA, at::kBFloat16, true);
+    CHECK(at::autocast::is_autocast_enabled(c10::kCUDA));
+    CHECK((at::autocast::get_autocast_dtype(c10::kCUDA) == at::kBFloat16));
+    CHECK((at::conv2d(x, w).scalar_type() == at::kBFloat16));
+    CHECK_FALSE(at::autocast::is_autocast_enabled(c10::kCPU));  // per device type
+    {
+      core::AutocastGuard inner(c10::kCUDA, at::kBFloat16, false);
+      CHECK((at::conv2d(x, w).scalar_type() == at::kFloat));
+    }
+    CHECK((at::conv2d(x, w).scalar_type() == at::kBFloat16));
+  }
+  CHECK_FALSE(at::autocast::is_autocast_enabled(c10::kCUDA));
+  CHECK((at::autocast::get_autocast_dtype(c10::kCUDA) == at::kHalf));  // LibTorch's default back
+  CHECK((at::conv2d(x, w).scalar_type() == at::kFloat));
+}
+
+TEST_CASE("cuda: one batch's loss and gradients match the CPU, fp32 and BF16") {
+  if (!cuda_ready()) return;
+  disable_tf32();
+  const Pass cpu = forward_backward(kCpu, /*bf16=*/false);
+  const Pass fp32 = forward_backward(kCuda0, false);
+  const Pass bf16 = forward_backward(kCuda0, true);
+  const double fp32_loss = std::abs(fp32.loss - cpu.loss) / cpu.loss;
+  const double bf16_loss = std::abs(bf16.loss - cpu.loss) / cpu.loss;
+  const double fp32_grad = relative_l2(fp32.grads, cpu.grads);
+  const double bf16_grad = relative_l2(bf16.grads, cpu.grads);
+  MESSAGE(
+      fmt::format("loss CPU fp32 {:.6f}, CUDA fp32 {:.6f} (rel {:.2e}), CUDA BF16 {:.6f} "
+                  "(rel {:.2e}); gradient rel. L2 error: fp32 {:.2e}, BF16 {:.2e}",
+                  cpu.loss, fp32.loss, fp32_loss, bf16.loss, bf16_loss, fp32_grad, bf16_grad));
+  // fp32 without TF32: only summation order differs. BF16 (8-bit mantissa) against the fp32 CPU.
+  CHECK(fp32_loss < 1e-4);
+  CHECK(fp32_grad < 1e-3);
+  CHECK(bf16_loss < 3e-2);
+  CHECK(bf16_grad < 0.1);
+}
+
+TEST_CASE("cuda: three training steps (MuSGD, EMA) update the weights as on the CPU") {
+  if (!cuda_ready()) return;
+  disable_tf32();
+  test::TempDir dir;
+  const auto cpu = trained_update(tiny_config(dir.path(), "cpu", core::Precision::kFP32), 3);
+  const auto fp32 = trained_update(tiny_config(dir.path(), "0", core::Precision::kFP32), 3);
+  const auto bf16 = trained_update(tiny_config(dir.path(), "0", core::Precision::kBF16), 3);
+  const double e32 = relative_l2(fp32, cpu), e16 = relative_l2(bf16, cpu);
+  MESSAGE(
+      fmt::format("3 steps: relative L2 error of the weight update, CUDA fp32 {:.2e}, CUDA "
+                  "BF16 {:.2e} (against the CPU in fp32)",
+                  e32, e16));
+  // Newton-Schulz runs in BF16 on both devices (ns_dtype default), hence 1e-2 even for fp32.
+  CHECK(e32 < 1e-2);
+  CHECK(e16 < 0.15);
+}
+
+TEST_CASE("cuda: one validation batch: decode matches the CPU, NMS on the GPU equals the CPU's") {
+  if (!cuda_ready()) return;
+  disable_tf32();
+  auto cpu_net = seeded_model(kCpu);
+  auto gpu_net = seeded_model(kCuda0);
+  cpu_net->eval();
+  gpu_net->eval();
+  torch::NoGradGuard no_grad;
+  const auto images = fixed_batch().first;
+  const auto cpu_raw = cpu_net->forward_train(images);
+  const auto gpu_raw = gpu_net->forward_train(images.to(kCuda0));
+  const auto cpu_decoded = cpu_net->head()->decode(cpu_raw.one2many);
+  const auto gpu_decoded = gpu_net->head()->decode(gpu_raw.one2many);
+  // Boxes in pixels (up to 128) and sigmoid scores: 1e-3 absolute covers fp32 reordering.
+  CHECK(torch::allclose(gpu_decoded.cpu(), cpu_decoded, /*rtol=*/1e-4, /*atol=*/1e-3));
+  model::PredictOptions options;
+  options.use_one2many = true;
+  const auto on_gpu = gpu_net->postprocess(gpu_raw, options);
+  const auto on_cpu = model::non_max_suppression(gpu_decoded.cpu(), options);
+  REQUIRE(on_gpu.size() == on_cpu.size());
+  for (size_t b = 0; b < on_gpu.size(); ++b) {
+    CAPTURE(b);
+    CHECK(on_gpu[b].size(0) > 0);
+    CHECK(torch::equal(on_gpu[b].cpu(), on_cpu[b]));  // exact: same greedy, same float IoU
+  }
+  const auto cpu_own = cpu_net->postprocess(cpu_raw, options);
+  MESSAGE(
+      fmt::format("detections image 0: CPU {}, CUDA {}", cpu_own[0].size(0), on_gpu[0].size(0)));
+}
+
+TEST_CASE("cuda: the validator scores one batch on CUDA as on the CPU") {
+  if (!cuda_ready()) return;
+  disable_tf32();
+  const auto spec = data::load_dataset_yaml(test::tiny_synthetic_dataset());
+  auto val_set = std::make_shared<data::DatasetIndex>(data::load_split(spec, data::Split::kVal));
+  test::TempDir dir;
+  auto config = tiny_config(dir.path(), "cpu", core::Precision::kFP32);
+  auto options = engine::ValidationOptions::from_config(config);
+  options.max_batches = 1;
+  auto run_on = [&](const c10::Device& device) {
+    auto net = seeded_model(device);
+    engine::Validator validator(val_set, spec, config, device);
+    return validator.run(*net, nullptr, options);
+  };
+  const auto cpu = run_on(kCpu);
+  const auto gpu = run_on(kCuda0);
+  CHECK(gpu.images == cpu.images);
+  CHECK(gpu.metric.num_gt == cpu.metric.num_gt);
+  CHECK(gpu.metric.map50_95 == doctest::Approx(cpu.metric.map50_95).epsilon(0.05));
+}
+
+TEST_CASE("cuda: device=1 trains on the second GPU and synchronises it") {
+  if (!cuda_ready(/*min_devices=*/2)) return;
+#ifdef TRAINER_WITH_CUDA
+  test::TempDir dir;
+  engine::ContextOptions options;
+  options.need_val = false;
+  options.show_progress = false;
+  auto ctx =
+      engine::build_training_context(tiny_config(dir.path(), "1", core::Precision::kBF16), options);
+  CHECK((ctx.device == c10::Device(c10::kCUDA, 1)));
+  CHECK(c10::cuda::current_device() == 1);
+  for (const auto& p : ctx.model->parameters()) CHECK((p.device() == ctx.device));
+  engine::TrainStep step(ctx);
+  ctx.train_loader->start_epoch(0, false);
+  auto batch = ctx.train_loader->next();
+  REQUIRE(batch);
+  step.apply_schedule(0, 0);
+  step.run(*batch, 0);
+  engine::synchronize(ctx.device);
+  CHECK_FALSE(step.saw_non_finite());
+  using c10::CachingAllocator::StatType;
+  const auto on0 = c10::cuda::CUDACachingAllocator::getDeviceStats(0);
+  CHECK(on0.allocated_bytes[static_cast<size_t>(StatType::AGGREGATE)].peak == 0);
+#endif
+}
+
+TEST_CASE("cuda: a checkpoint written on CUDA resumes on the CPU, and the reverse") {
+  if (!cuda_ready()) return;
+  const std::vector<std::pair<std::string, std::string>> legs = {{"0", "cpu"}, {"cpu", "0"}};
+  for (const auto& leg : legs) {
+    const std::string first = leg.first, second = leg.second;
+    CAPTURE(first);
+    test::TempDir dir;
+    auto config = tiny_config(dir.path(), first, core::Precision::kBF16);
+    config.run.save_period = 1;
+    const auto straight = engine::fit(config);
+    REQUIRE(straight.epochs_completed == 2);
+    const auto half = straight.run_dir / "weights" / "epoch1.ckpt";
+    REQUIRE(std::filesystem::exists(half));
+    const auto resumed = engine::fit(engine::resume_config(half, {"device=" + second}));
+    CHECK(resumed.epochs_completed == 1);
+    const auto last = engine::load_checkpoint(straight.run_dir / "weights" / "last.ckpt");
+    CHECK(last.epoch == 1);
+    for (const auto& [key, t] : last.model) {
+      CAPTURE(key);
+      CHECK(t.device().is_cpu());
+      if (t.is_floating_point()) CHECK(torch::isfinite(t).all().item<bool>());
+    }
+  }
+}
+
+TEST_CASE("cuda: host syncs of one training step and one validation batch (sync-debug count)") {
+  if (!cuda_ready()) return;
+#ifdef TRAINER_WITH_CUDA
+  test::TempDir dir;
+  engine::ContextOptions options;
+  options.need_val = false;
+  options.show_progress = false;
+  auto config = tiny_config(dir.path(), "0", core::Precision::kBF16);
+  auto ctx = engine::build_training_context(config, options);
+  engine::TrainStep step(ctx);
+  ctx.train_loader->start_epoch(0, false);
+  int train_syncs = 0;
+  for (int64_t ni = 0; ni < 3; ++ni) {  // two warm-up steps, the third counted
+    auto batch = ctx.train_loader->next();
+    REQUIRE(batch);
+    step.apply_schedule(ni, 0);
+    engine::synchronize(ctx.device);
+    SyncCounter counter;
+    step.run(*batch, ni);
+    train_syncs = counter.count;
+  }
+  // NMS of one batch of four images: candidate counts and the bitmask, nothing per image.
+  torch::manual_seed(5);
+  const auto preds =
+      torch::cat({torch::rand({4, 4, 2000}) * 120, torch::rand({4, 6, 2000})}, 1).to(ctx.device);
+  engine::synchronize(ctx.device);
+  int nms_syncs = 0;
+  {
+    SyncCounter counter;
+    model::PredictOptions predict;
+    const auto kept = model::non_max_suppression(preds, predict);
+    nms_syncs = counter.count;
+  }
+  const std::string report =
+      fmt::format("{{\"device\": \"{}\", \"train_step_syncs\": {}, \"nms_batch_syncs\": {}}}\n",
+                  torch::cuda::is_available() ? "cuda:0" : "none", train_syncs, nms_syncs);
+  MESSAGE("sync-debug count: " << report);
+  if (const char* path = std::getenv("TRAINER_SYNC_REPORT")) std::ofstream(path) << report;
+  CHECK(nms_syncs <= 2);
+#endif
+}
