@@ -27,13 +27,8 @@ namespace {
 // A weights file, or a checkpoint whose EMA weights are used.
 void load_any_weights(model::DetectionModelImpl& model, const std::filesystem::path& path) {
   if (path.extension() == ".ckpt") {
-    const auto ckpt = engine::load_checkpoint(path);
-    model::NamedTensorList list;
-    for (const auto& [key, tensor] : ckpt.ema) {
-      if (key.rfind("ema.", 0) == 0 && key != "ema.updates")
-        list.emplace_back(key.substr(4), tensor);
-    }
-    model::load_weights(model, list, path.string() + " (EMA weights)");
+    model::load_weights(model, engine::ema_weights(engine::load_checkpoint(path)),
+                        path.string() + " (EMA weights)");
     return;
   }
   model::load_weights(model, path);

@@ -104,6 +104,14 @@ void save_checkpoint(const Checkpoint& c, const std::filesystem::path& path) {
   core::write_file_atomically(path, std::string_view(bytes.data(), bytes.size()));
 }
 
+std::vector<std::pair<std::string, at::Tensor>> ema_weights(const Checkpoint& checkpoint) {
+  std::vector<std::pair<std::string, at::Tensor>> out;
+  for (const auto& [key, tensor] : checkpoint.ema) {
+    if (key.rfind("ema.", 0) == 0 && key != "ema.updates") out.emplace_back(key.substr(4), tensor);
+  }
+  return out;
+}
+
 Checkpoint load_checkpoint(const std::filesystem::path& path) {
   const std::string file = path.string();
   std::ifstream in(path, std::ios::binary);

@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace trainer::engine {
 
@@ -43,6 +45,9 @@ struct Checkpoint {
   at::Tensor rng_cuda;         // the CUDA generator state (undefined on CPU runs)
   std::string date;            // ISO time of writing
 };
+
+// The EMA weights of a checkpoint under model state-dict keys ("ema.<key>" without "ema.updates").
+std::vector<std::pair<std::string, at::Tensor>> ema_weights(const Checkpoint& checkpoint);
 
 // Writes atomically (temporary file, fsync, rename). Throws std::runtime_error on I/O errors; the
 // previous file under `path` is then untouched.

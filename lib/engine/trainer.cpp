@@ -60,13 +60,11 @@ TensorMap to_map(const optim::NamedTensors& named) {
 
 // The checkpoint's EMA weights into the live model (the reference's non-finite recovery).
 void load_ema_into_model(TrainingContext& ctx, const Checkpoint& ckpt, const std::string& source) {
-  model::NamedTensorList list;
-  for (const auto& [key, tensor] : ckpt.ema) {
-    if (key.rfind("ema.", 0) != 0 || key == "ema.updates") continue;
+  const model::NamedTensorList list = ema_weights(ckpt);
+  for (const auto& [key, tensor] : list) {
     if (tensor.is_floating_point() && !torch::isfinite(tensor).all().item<bool>()) {
       throw core::InputError(fmt::format("{}: its EMA weights are not finite ({})", source, key));
     }
-    list.emplace_back(key.substr(4), tensor);
   }
   model::load_weights(*ctx.model, list, source + " (EMA weights)");
 }
