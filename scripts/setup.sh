@@ -19,7 +19,7 @@ TRAINER_CACHE=${TRAINER_CACHE:-$HOME/.cache/trainer}
 VENV=$TRAINER_CACHE/venv
 APT_PACKAGES=(build-essential cmake ninja-build ccache git pkg-config python3 python3-venv
               libopencv-dev libyaml-cpp-dev libspdlog-dev libcli11-dev doctest-dev
-              nlohmann-json3-dev libturbojpeg0-dev libpng-dev)
+              nlohmann-json3-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev)
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 

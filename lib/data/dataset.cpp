@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "data/coco_dataset.h"
 #include "data/image_files.h"
+#include "data/image_verify.h"
 #include "data/label_cache.h"
 #include "data/yolo_labels.h"
 
@@ -39,26 +40,25 @@ std::string read_file(const fs::path& p) {
   return s.str();
 }
 
-// Checks the image header; returns false (and records why) when the image must be skipped.
-bool check_image(ImageLabels& item, DatasetStats& stats) {
-  std::string error;
-  const auto header = read_image_header(item.image, &error);
-  if (!header) {
+// Applies an image's verdict; returns false (and records why) when the image must be skipped.
+bool check_image(ImageLabels& item, const ImageVerdict& verdict, DatasetStats& stats) {
+  if (!verdict.header) {
     ++stats.corrupt;
-    stats.problems.push_back(fmt::format("{}: skipped: {}", item.image.string(), error));
+    stats.problems.push_back(fmt::format("{}: skipped: {}", item.image.string(), verdict.error));
     return false;
   }
-  if (!header->warning.empty()) {
-    stats.problems.push_back(fmt::format("{}: {}", item.image.string(), header->warning));
+  if (!verdict.warning.empty()) {
+    stats.problems.push_back(fmt::format("{}: {}", item.image.string(), verdict.warning));
   }
-  if (item.width > 0 && (item.width != header->width || item.height != header->height)) {
+  const ImageHeader& header = *verdict.header;
+  if (item.width > 0 && (item.width != header.width || item.height != header.height)) {
     stats.problems.push_back(
         fmt::format("{}: annotation size {}x{} differs from the image's {}x{}; "
                     "using the image's",
-                    item.image.string(), item.width, item.height, header->width, header->height));
+                    item.image.string(), item.width, item.height, header.width, header.height));
   }
-  item.width = header->width;
-  item.height = header->height;
+  item.width = header.width;
+  item.height = header.height;
   return true;
 }
 
@@ -71,11 +71,13 @@ void count_usable(const ImageLabels& item, DatasetStats& stats) {
 CachedSplit index_yolo(const std::vector<fs::path>& images, int nc, int kpt_values) {
   CachedSplit out;
   DatasetStats& stats = out.stats;
-  for (const fs::path& image : images) {
+  const std::vector<ImageVerdict> verdicts = verify_images(images);
+  for (size_t i = 0; i < images.size(); ++i) {
+    const fs::path& image = images[i];
     ImageLabels item;
     item.image = image;
     item.coco_image_id = numeric_stem(image);
-    if (!check_image(item, stats)) continue;
+    if (!check_image(item, verdicts[i], stats)) continue;
     const fs::path label_file = label_path_for_image(image);
     if (!fs::exists(label_file)) {
       ++stats.missing_labels;
@@ -106,8 +108,14 @@ CachedSplit index_coco(const fs::path& json, const fs::path& images_dir, int nc)
   CachedSplit out;
   DatasetStats& stats = out.stats;
   const CocoFile coco = read_coco_json(json);
-  for (ImageLabels& item : coco_to_labels(coco, images_dir, nc, stats)) {
-    if (!check_image(item, stats)) continue;
+  std::vector<ImageLabels> items = coco_to_labels(coco, images_dir, nc, stats);
+  std::vector<fs::path> files;
+  files.reserve(items.size());
+  for (const ImageLabels& item : items) files.push_back(item.image);
+  const std::vector<ImageVerdict> verdicts = verify_images(files);
+  for (size_t i = 0; i < items.size(); ++i) {
+    ImageLabels& item = items[i];
+    if (!check_image(item, verdicts[i], stats)) continue;
     if (item.boxes.empty() && item.crowd_boxes.empty()) ++stats.missing_labels;
     count_usable(item, stats);
     out.items.push_back(std::move(item));

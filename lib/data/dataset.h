@@ -2,7 +2,8 @@
 //
 // Why: this is where every bad-input rule of the data issue lives, and the one call the trainer,
 // the evaluator and `trainer data check` share. Per image (the reference's verify_image_label):
-// an unreadable or corrupt image, or a label file that cannot be used, skips the image; a missing
+// an image that does not decode in full (data/image_verify.h; the verdict is cached with the
+// labels), or a label file that cannot be used, skips the image; a missing
 // or empty label file makes it a background; duplicate label rows are removed. Each problem is
 // counted and logged once with its file (and line), and a summary
 // ("N images, M backgrounds, K corrupt") is logged. A split with no usable image is an error.

@@ -16,6 +16,10 @@
 
 namespace trainer::data {
 
+// OpenCV's default CV_IO_MAX_IMAGE_PIXELS: both backends refuse a header claiming more pixels
+// before allocating anything (a 100k x 100k PNG header must not cost 30 GB).
+inline constexpr int64_t kMaxImagePixels = int64_t{1} << 30;
+
 // "opencv" or "turbojpeg".
 const char* image_codec_name();
 

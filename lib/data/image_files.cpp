@@ -62,6 +62,13 @@ std::optional<ImageHeader> jpeg_header(std::ifstream& in, std::string* error) {
         marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
     if (sof) {
       if (!in.read(reinterpret_cast<char*>(buf), 5)) break;
+      if (buf[0] != 8) {  // 12-bit (SOF1/SOF3): neither libjpeg-turbo 2.x nor PIL reads it
+        *error = fmt::format(
+            "{}-bit JPEG: this build's decoders read 8-bit JPEG only (so do the reference's "
+            "PIL and OpenCV)",
+            static_cast<int>(buf[0]));
+        return std::nullopt;
+      }
       ImageHeader h;
       h.height = be16(buf + 1);
       h.width = be16(buf + 3);

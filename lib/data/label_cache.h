@@ -18,7 +18,8 @@
 
 namespace trainer::data {
 
-inline constexpr uint32_t kLabelCacheVersion = 1;
+// 2: images are verified by a full decode before they are cached as usable.
+inline constexpr uint32_t kLabelCacheVersion = 2;
 
 // FNV-1a over strings and integers: the cache key.
 class CacheHasher {

@@ -1,9 +1,11 @@
 // `trainer data check`, `trainer data preview` and `trainer bench data` end to end on a small
-// generated dataset: printed summaries and problems, exit status, the files written, the JSON.
+// generated dataset: printed summaries and problems, exit status, the files written, the JSON;
+// `data check` and `fit` on the generated bad-input corpus.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 
+#include "bad_input_corpus.h"
 #include "data_test_util.h"
 
 using trainer::test::run_command;
@@ -77,4 +79,50 @@ TEST_CASE("trainer bench data prints JSON per image size and worker count") {
   CHECK(j.at("runs").at(0).at("images_per_epoch") == 2);
   CHECK(j.at("runs").at(0).at("images_per_s_median").get<double>() > 0);
   CHECK(j.at("runs").at(0).at("images_per_s").size() == 2);
+}
+
+TEST_CASE("trainer data check names every problem of the bad-input corpus with its file") {
+  TempDir dir;
+  const auto corpus = trainer::test::make_bad_input_corpus(dir.path());
+  std::string out;
+  // The test split is empty: exit status 2, after the other splits were reported in full.
+  CHECK(run_command(kTrainer + " data check --no-cache " + corpus.data_yaml.string(), &out) == 2);
+  INFO(out);
+  CHECK(out.find("train (" + (dir / "images/train").string() +
+                 "): " + std::to_string(corpus.usable_train_images) + " images, 1 backgrounds, " +
+                 std::to_string(corpus.corrupt_train_images) + " corrupt") != std::string::npos);
+  for (const auto& expected : corpus.train_problems) {
+    const auto at = out.find("  " + expected.file.string() + ":");
+    REQUIRE(at != std::string::npos);
+    CHECK(out.substr(at, out.find('\n', at) - at).find(expected.reason) != std::string::npos);
+  }
+  CHECK(out.find("val (") != std::string::npos);
+  CHECK(out.find("test: error: " + (dir / "images/empty").string() + ": no images found") !=
+        std::string::npos);
+  for (const auto& broken : corpus.broken_datasets) {
+    CHECK(run_command(kTrainer + " data check " + broken.yaml.string(), &out) == 2);
+    CHECK(out.find(broken.culprit.string()) != std::string::npos);
+    CHECK(out.find(broken.reason) != std::string::npos);
+  }
+}
+
+TEST_CASE(
+    "trainer fit trains on the good part of the bad-input corpus, stops clearly without one") {
+  TempDir dir;
+  const auto corpus = trainer::test::make_bad_input_corpus(dir.path());
+  const std::string common =
+      " model=yolo26t imgsz=64 batch=4 nbs=4 workers=1 epochs=1 precision=fp32 device=cpu "
+      "plots=false project=" +
+      dir.path().string();
+  std::string out;
+  REQUIRE(
+      run_command(kTrainer + " -q fit data=" + corpus.data_yaml.string() + common + " name=good",
+                  &out) == 0);
+  CHECK(std::filesystem::exists(dir / "good/weights/last.ckpt"));
+  CHECK(run_command(
+            kTrainer + " fit data=" + corpus.all_corrupt_yaml.string() + common + " name=none",
+            &out) == 2);
+  CHECK(out.find("no usable images in the train split") != std::string::npos);
+  CHECK(out.find((dir / "images/corrupt_only/zero.jpg").string() + ": skipped: empty image file") !=
+        std::string::npos);
 }

@@ -325,3 +325,37 @@ TEST_CASE("image io: coco128's grayscale image loads as 3 channels") {
   CHECK(im.rows == 640);
   CHECK(im.cols == 512);
 }
+
+TEST_CASE("dataset: images are decoded when the cache is built and the verdicts are cached") {
+  TempDir dir;
+  auto spec = make_yolo(dir.path(), {{"ok.jpg", "0 0.5 0.5 0.2 0.2\n"}});
+  std::vector<uint8_t> jpeg;
+  REQUIRE(read_file_bytes(dir / "images/train/ok.jpg", &jpeg));
+  const auto write_prefix = [&](const std::string& name, size_t n) {
+    std::ofstream(dir / "images/train" / name, std::ios::binary)
+        .write(reinterpret_cast<const char*>(jpeg.data()), static_cast<std::streamsize>(n));
+  };
+  // The header is whole but the scan is gone: only a full decode finds out.
+  size_t sof = 0;
+  while (!(jpeg[sof] == 0xFF && jpeg[sof + 1] == 0xC0)) ++sof;
+  write_prefix("nopixels.jpg", sof + 19);
+  write_prefix("truncated.jpg", jpeg.size() * 6 / 10);  // decodes, the rest filled
+  LoadOptions options;
+  options.cache_dir = dir / "cache";
+  options.log = false;
+  const DatasetIndex first = load_split(spec, Split::kTrain, options);
+  const std::string images = (dir / "images/train").string();
+  const std::vector<std::string> expected = {
+      images + "/nopixels.jpg: skipped: cannot decode image: corrupt JPEG",
+      images + "/truncated.jpg: JPEG has no end marker (truncated?); it decodes (the decoder " +
+          "fills the missing part), kept, file unchanged"};
+  CHECK(first.stats.problems == expected);
+  CHECK(first.stats.images == 2);
+  CHECK(first.stats.corrupt == 1);
+  const DatasetIndex second = load_split(spec, Split::kTrain, options);
+  CHECK(second.from_cache);
+  CHECK(second.stats.problems == expected);
+  REQUIRE(second.size() == 2);
+  CHECK(second.items[1].image == dir / "images/train/truncated.jpg");
+  CHECK(second.items[1].width == 60);
+}

@@ -18,6 +18,11 @@
 #if defined(TRAINER_HAS_TURBOJPEG_CODEC)
 #include "data/codecs/turbojpeg_codec.h"
 #endif
+#if defined(TRAINER_HAS_LIBJPEG)
+#include <jpeglib.h>
+#include <cstdio>  // jpeglib.h needs FILE
+#include <cstdlib>
+#endif
 #if defined(TRAINER_IMAGE_CODECS_OPENCV)
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
@@ -297,6 +302,52 @@ TEST_CASE("turbojpeg: encoders round-trip through OpenCV's decoder") {
   CHECK(codecs::encode_png(cv::Mat(4, 4, CV_32FC1), &error).empty());
 }
 
+#if defined(TRAINER_HAS_LIBJPEG)
+namespace {
+// A CMYK image stored as Adobe CMYK or YCCK (libjpeg writes the Adobe marker for both).
+std::vector<uint8_t> encode_cmyk_jpeg(const cv::Mat& cmyk, J_COLOR_SPACE stored) {
+  jpeg_compress_struct c{};
+  jpeg_error_mgr err{};
+  c.err = jpeg_std_error(&err);
+  jpeg_create_compress(&c);
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;
+  jpeg_mem_dest(&c, &buffer, &size);
+  c.image_width = static_cast<JDIMENSION>(cmyk.cols);
+  c.image_height = static_cast<JDIMENSION>(cmyk.rows);
+  c.input_components = 4;
+  c.in_color_space = JCS_CMYK;
+  jpeg_set_defaults(&c);
+  jpeg_set_colorspace(&c, stored);
+  jpeg_set_quality(&c, 90, TRUE);
+  jpeg_start_compress(&c, TRUE);
+  while (c.next_scanline < c.image_height) {
+    JSAMPROW row = const_cast<JSAMPROW>(cmyk.ptr<uint8_t>(static_cast<int>(c.next_scanline)));
+    jpeg_write_scanlines(&c, &row, 1);
+  }
+  jpeg_finish_compress(&c);
+  jpeg_destroy_compress(&c);
+  std::vector<uint8_t> out(buffer, buffer + size);
+  std::free(buffer);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("turbojpeg: CMYK and YCCK JPEGs decode to exactly cv::imdecode's pixels") {
+  cv::Mat cmyk(37, 53, CV_8UC4);
+  cv::randu(cmyk, 0, 256);
+  cv::GaussianBlur(cmyk, cmyk, cv::Size(5, 5), 0);
+  for (const J_COLOR_SPACE stored : {JCS_CMYK, JCS_YCCK}) {
+    INFO("stored as " << (stored == JCS_CMYK ? "CMYK" : "YCCK"));
+    const auto bytes = encode_cmyk_jpeg(cmyk, stored);
+    const cv::Mat oracle = cv::imdecode(bytes, cv::IMREAD_COLOR);
+    REQUIRE(oracle.size() == cv::Size(53, 37));
+    CHECK(cv::countNonZero(oracle.reshape(1)) > 0);
+    CHECK(same_pixels(turbo_decode(bytes), oracle));
+  }
+}
+#endif
+
 #else
 
 TEST_CASE("turbojpeg: the comparison with OpenCV needs both decoders") {
@@ -371,3 +422,61 @@ TEST_CASE("image read: a header claiming 100000 x 100000 pixels is an error nami
     CHECK(std::string(e.what()).find((dir / "huge.png").string()) != std::string::npos);
   }
 }
+
+namespace {
+// A real 8-bit JPEG whose frame header is rewritten to SOF1 with 12-bit samples: what every
+// decoder here sees of a 12-bit file before it gives up (no encoder here writes real ones).
+std::vector<uint8_t> twelve_bit_jpeg() {
+  cv::Mat image(24, 32, CV_8UC3, cv::Scalar(40, 90, 200));
+  trainer::test::TempDir dir;
+  trainer::data::write_image(dir / "eight.jpg", image);
+  std::vector<uint8_t> bytes;
+  REQUIRE(read_file_bytes(dir / "eight.jpg", &bytes));
+  for (size_t i = 2; i + 4 < bytes.size(); ++i) {
+    if (bytes[i] == 0xFF && bytes[i + 1] == 0xC0) {
+      bytes[i + 1] = 0xC1;
+      bytes[i + 4] = 12;  // after the 2-byte segment length
+      return bytes;
+    }
+  }
+  FAIL("no SOF0 in the encoded JPEG");
+  return bytes;
+}
+}  // namespace
+
+TEST_CASE("image header: a 12-bit JPEG is refused by name, like the reference's PIL and OpenCV") {
+  trainer::test::TempDir dir;
+  const auto bytes = twelve_bit_jpeg();
+  std::ofstream(dir / "twelve.jpg", std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  std::string error;
+  CHECK_FALSE(read_image_header(dir / "twelve.jpg", &error));
+  CHECK(error.rfind("12-bit JPEG:", 0) == 0);
+  // The build's decoder refuses it too (a clear error, never a crash or garbage pixels).
+  CHECK(decode_image_bgr(bytes, &error).empty());
+  CHECK_FALSE(error.empty());
+}
+
+#if defined(TRAINER_HAS_TURBOJPEG_CODEC)
+TEST_CASE("turbojpeg: headers over the pixel limit are refused before any allocation") {
+  // 65000 x 65000 (4.2e9 pixels > 2^30) written into a small JPEG's frame header.
+  cv::Mat image(16, 16, CV_8UC3, cv::Scalar(1, 2, 3));
+  std::string error;
+  auto jpeg = codecs::encode_jpeg(image, 90, &error);
+  REQUIRE_FALSE(jpeg.empty());
+  bool patched = false;
+  for (size_t i = 2; i + 8 < jpeg.size() && !patched; ++i) {
+    if (jpeg[i] == 0xFF && jpeg[i + 1] == 0xC0) {
+      for (size_t k : {i + 5, i + 7}) {  // height, width (big-endian)
+        jpeg[k] = 0xFD;
+        jpeg[k + 1] = 0xE8;
+      }
+      patched = true;
+    }
+  }
+  REQUIRE(patched);
+  CHECK(codecs::decode_jpeg_bgr(jpeg.data(), jpeg.size(), &error).empty());
+  CHECK(error == "image of 65000 x 65000 pixels is over the decoder's limit of 1073741824 pixels");
+}
+#endif

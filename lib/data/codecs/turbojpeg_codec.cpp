@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "data/codecs/exif_orientation.h"
+#include "data/image_codec.h"
 
 namespace trainer::data::codecs {
 namespace {
@@ -143,6 +144,29 @@ bool png_write(PngSink* sink, int width, int height, int channels, png_bytep* ro
   return true;
 }
 
+// OpenCV's conversion of libjpeg's CMYK output (Adobe files store the inks inverted, so 255 is
+// no ink): each colour channel becomes k - (255 - ink) * k / 256, integer arithmetic.
+cv::Mat inverted_cmyk_to_bgr(const cv::Mat& cmyk) {
+  cv::Mat bgr(cmyk.rows, cmyk.cols, CV_8UC3);
+  for (int y = 0; y < cmyk.rows; ++y) {
+    const uint8_t* in = cmyk.ptr<uint8_t>(y);
+    uint8_t* out = bgr.ptr<uint8_t>(y);
+    for (int x = 0; x < cmyk.cols; ++x, in += 4, out += 3) {
+      const int k = in[3];
+      const auto ink = [k](int v) { return static_cast<uint8_t>(k - (((255 - v) * k) >> 8)); };
+      out[2] = ink(in[0]);  // cyan -> red
+      out[1] = ink(in[1]);  // magenta -> green
+      out[0] = ink(in[2]);  // yellow -> blue
+    }
+  }
+  return bgr;
+}
+
+std::string pixel_limit_error(int width, int height) {
+  return "image of " + std::to_string(width) + " x " + std::to_string(height) +
+         " pixels is over the decoder's limit of " + std::to_string(kMaxImagePixels) + " pixels";
+}
+
 }  // namespace
 
 cv::Mat decode_jpeg_bgr(const uint8_t* data, size_t size, std::string* error) {
@@ -157,20 +181,23 @@ cv::Mat decode_jpeg_bgr(const uint8_t* data, size_t size, std::string* error) {
     *error = std::string("corrupt JPEG: ") + tjGetErrorStr2(tj.handle);
     return {};
   }
-  if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK) {
-    *error = "CMYK JPEG is not supported by the turbojpeg build (use TRAINER_IMAGE_CODECS=opencv)";
+  if (static_cast<int64_t>(width) * height > kMaxImagePixels) {
+    *error = pixel_limit_error(width, height);
     return {};
   }
-  cv::Mat image(height, width, CV_8UC3);
+  // CMYK and YCCK (Adobe) files decode to inverted CMYK and are converted as OpenCV does.
+  const bool cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
+  cv::Mat image(height, width, cmyk ? CV_8UC4 : CV_8UC3);
   // Flags 0: the accurate integer DCT and fancy upsampling, as libjpeg's (and OpenCV's) default.
   if (tjDecompress2(tj.handle, data, static_cast<unsigned long>(size), image.data, width,
-                    static_cast<int>(image.step[0]), height, TJPF_BGR, 0) != 0) {
+                    static_cast<int>(image.step[0]), height, cmyk ? TJPF_CMYK : TJPF_BGR, 0) != 0) {
     // Warnings (for example a truncated file) still give an image, as libjpeg does for imread.
     if (tjGetErrorCode(tj.handle) != TJERR_WARNING) {
       *error = std::string("corrupt JPEG: ") + tjGetErrorStr2(tj.handle);
       return {};
     }
   }
+  if (cmyk) image = inverted_cmyk_to_bgr(image);
   return apply_exif_orientation(image, jpeg_exif_orientation(data, size));
 }
 
@@ -179,6 +206,10 @@ cv::Mat decode_png_bgr(const uint8_t* data, size_t size, std::string* error) {
   int width = 0, height = 0;
   if (!png_read(&src, &width, &height, nullptr)) {
     *error = std::string("corrupt PNG: ") + src.message;
+    return {};
+  }
+  if (static_cast<int64_t>(width) * height > kMaxImagePixels) {
+    *error = pixel_limit_error(width, height);
     return {};
   }
   cv::Mat image(height, width, CV_8UC3);

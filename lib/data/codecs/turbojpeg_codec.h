@@ -3,9 +3,10 @@
 // Why: the GPU machines' light bundle (scripts/make_gpu_bundle.sh) carries libjpeg-turbo and
 // libpng but not imgcodecs and its dozen format libraries. Decoding reproduces cv::imread with
 // IMREAD_COLOR pixel for pixel (tests/data/test_image_codecs.cpp checks it against cv::imdecode):
-// JPEG with the same accurate integer DCT and fancy upsampling straight into BGR, then the EXIF
-// orientation; PNG with OpenCV's libpng transforms (palette and low-bit gray expanded, 16-bit
-// reduced to the high byte, alpha and tRNS dropped, gray replicated, RGB swapped to BGR).
+// JPEG (CMYK and YCCK included) with the same accurate integer DCT and fancy upsampling straight
+// into BGR, then the EXIF orientation; PNG with OpenCV's libpng transforms (palette and low-bit
+// gray expanded, 16-bit reduced to the high byte, alpha and tRNS dropped, gray replicated, RGB
+// swapped to BGR).
 #pragma once
 
 #include <opencv2/core.hpp>
@@ -17,7 +18,7 @@
 
 namespace trainer::data::codecs {
 
-// HxWx3 uint8 BGR, or an empty Mat with `error` set.
+// HxWx3 uint8 BGR, or an empty Mat with `error` set (also for more than kMaxImagePixels).
 cv::Mat decode_jpeg_bgr(const uint8_t* data, size_t size, std::string* error);
 cv::Mat decode_png_bgr(const uint8_t* data, size_t size, std::string* error);
 
