@@ -65,4 +65,18 @@ void write_file_atomically(const std::filesystem::path& target, std::string_view
   fsync_directory(target.parent_path());
 }
 
+std::vector<std::filesystem::path> remove_stale_temporaries(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> removed;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const size_t at = name.rfind(".tmp.");
+    // mkostemp's pattern: exactly six characters after ".tmp.", and a target name before it.
+    if (at == std::string::npos || at == 0 || name.size() != at + 5 + 6) continue;
+    if (!entry.is_regular_file(ec)) continue;
+    if (std::filesystem::remove(entry.path(), ec)) removed.push_back(entry.path());
+  }
+  return removed;
+}
+
 }  // namespace trainer::core

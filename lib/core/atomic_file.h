@@ -6,11 +6,18 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace trainer::core {
 
 // Throws std::runtime_error naming the path on any I/O failure; the target is then untouched.
 void write_file_atomically(const std::filesystem::path& target, std::string_view content);
+
+// Removes the temporary files a kill during write_file_atomically left in `dir` (NAME.tmp.XXXXXX
+// beside a NAME); returns their paths. Call it only where no other writer is active (a run
+// folder when its run starts).
+std::vector<std::filesystem::path> remove_stale_temporaries(const std::filesystem::path& dir);
 
 }  // namespace trainer::core

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "core/atomic_file.h"
 #include "core/config_loader.h"
 #include "core/config_writer.h"
 #include "core/error.h"
@@ -191,6 +192,10 @@ FitResult fit(const core::TrainConfig& config_in, const FitOptions& options) {
   if (main_rank) {
     std::filesystem::create_directories(weights_dir);
     core::add_run_log_file(result.run_dir, options.rank, "train.log");
+    for (const auto& dir : {result.run_dir, weights_dir}) {
+      for (const auto& stale : core::remove_stale_temporaries(dir))
+        spdlog::info("removed {} (left by an interrupted write)", stale.string());
+    }
     core::write_config_yaml(config, result.run_dir / "args.yaml");
     spdlog::info("run folder: {}", result.run_dir.string());
     spdlog::info("configuration:\n{}", core::config_table(config));

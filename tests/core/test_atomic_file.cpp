@@ -2,7 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 #include "core/atomic_file.h"
 #include "test_support.h"
@@ -50,4 +52,24 @@ TEST_CASE("a failed write names the path, leaves the target as it was and no tem
   CHECK(count_with_prefix(dir.path(), "keep.tmp.") == 0);
   // A folder that does not exist: nothing can be created, the error names the temporary.
   CHECK_THROWS_AS(write_file_atomically(dir / "missing" / "f.txt", "x"), std::runtime_error);
+}
+
+TEST_CASE("stale temporaries of interrupted writes are removed, nothing else") {
+  TempDir dir;
+  write_text(dir / "last.ckpt", "kept");
+  write_text(dir / "last.ckpt.tmp.a1B2c3", "half a checkpoint");
+  write_text(dir / "results.csv.tmp.XyZ789", "half a table");
+  write_text(dir / "notes.tmp.short", "not mkostemp's six characters");
+  write_text(dir / ".tmp.abcdef", "no target name");
+  write_text(dir / "f.txt.tmp", "no suffix");
+  std::filesystem::create_directories(dir / "sub.tmp.abcdef");  // a folder, not a file
+  auto removed = remove_stale_temporaries(dir.path());
+  std::sort(removed.begin(), removed.end());
+  CHECK(removed == std::vector<std::filesystem::path>{dir / "last.ckpt.tmp.a1B2c3",
+                                                      dir / "results.csv.tmp.XyZ789"});
+  CHECK(read_text(dir / "last.ckpt") == "kept");
+  for (const char* kept : {"notes.tmp.short", ".tmp.abcdef", "f.txt.tmp", "sub.tmp.abcdef"}) {
+    CHECK(std::filesystem::exists(dir / kept));
+  }
+  CHECK(remove_stale_temporaries(dir / "missing").empty());
 }
