@@ -68,7 +68,7 @@ void count_usable(const ImageLabels& item, DatasetStats& stats) {
   if (item.boxes.empty()) ++stats.backgrounds;
 }
 
-CachedSplit index_yolo(const std::vector<fs::path>& images, int nc, int kpt_values) {
+CachedSplit index_yolo(const std::vector<fs::path>& images, int nc, KeypointShape kpt) {
   CachedSplit out;
   DatasetStats& stats = out.stats;
   const std::vector<ImageVerdict> verdicts = verify_images(images);
@@ -83,7 +83,7 @@ CachedSplit index_yolo(const std::vector<fs::path>& images, int nc, int kpt_valu
       ++stats.missing_labels;
     } else {
       const std::string text = read_file(label_file);
-      ParsedLabels parsed = parse_yolo_labels(text, label_file.string(), nc, kpt_values);
+      ParsedLabels parsed = parse_yolo_labels(text, label_file.string(), nc, kpt);
       if (parsed.error) {
         ++stats.corrupt;
         stats.problems.push_back(*parsed.error + " (image skipped)");
@@ -97,6 +97,7 @@ CachedSplit index_yolo(const std::vector<fs::path>& images, int nc, int kpt_valu
       if (parsed.boxes.empty()) ++stats.empty_labels;
       item.classes = std::move(parsed.classes);
       item.boxes = std::move(parsed.boxes);
+      item.keypoints = std::move(parsed.keypoints);
     }
     count_usable(item, stats);
     out.items.push_back(std::move(item));
@@ -149,13 +150,17 @@ DatasetIndex load_split(const DatasetSpec& spec, Split split, const LoadOptions&
   }
   DatasetIndex index;
   index.names = spec.names;
-  const int kpt_values = spec.kpt_shape ? (*spec.kpt_shape)[0] * (*spec.kpt_shape)[1] : 0;
+  const KeypointShape kpt =
+      spec.kpt_shape ? KeypointShape{(*spec.kpt_shape)[0], (*spec.kpt_shape)[1]} : KeypointShape{};
+  index.keypoints_per_box = kpt.count;
+  index.flip_idx = spec.flip_idx;
 
   // The cache key and location.
   CacheHasher hasher;
   hasher.add(static_cast<int64_t>(kLabelCacheVersion));
   hasher.add(static_cast<int64_t>(spec.nc()));
-  hasher.add(static_cast<int64_t>(kpt_values));
+  hasher.add(static_cast<int64_t>(kpt.count));
+  hasher.add(static_cast<int64_t>(kpt.dims));
   fs::path preferred;
   std::vector<fs::path> images;
   if (json) {
@@ -194,8 +199,7 @@ DatasetIndex load_split(const DatasetSpec& spec, Split split, const LoadOptions&
     index.from_cache = split_data.has_value();
   }
   if (!split_data) {
-    split_data =
-        json ? index_coco(*json, paths[0], spec.nc()) : index_yolo(images, spec.nc(), kpt_values);
+    split_data = json ? index_coco(*json, paths[0], spec.nc()) : index_yolo(images, spec.nc(), kpt);
     if (options.use_cache) {
       try {
         save_label_cache(cache_file, hasher.value(), *split_data);

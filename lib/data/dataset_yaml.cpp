@@ -1,11 +1,12 @@
 #include "data/dataset_yaml.h"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
 #include <map>
-#include <utility>
 #include <stdexcept>
+#include <utility>
 
 #include "core/error.h"
 
@@ -182,8 +183,28 @@ DatasetSpec parse_dataset(const fs::path& file, bool check_paths) {
       throw ConfigError(at(kpt, file), "'kpt_shape' must be [keypoints, dims]");
     }
     spec.kpt_shape = std::array<int, 2>{kpt[0].as<int>(), kpt[1].as<int>()};
+    if ((*spec.kpt_shape)[0] < 1 || ((*spec.kpt_shape)[1] != 2 && (*spec.kpt_shape)[1] != 3)) {
+      throw ConfigError(at(kpt, file),
+                        "'kpt_shape' must be [keypoints >= 1, dims 2 (x y) or 3 (x y visibility)]");
+    }
   }
-  if (const YAML::Node flip = root["flip_idx"]) spec.flip_idx = flip.as<std::vector<int>>();
+  if (const YAML::Node flip = root["flip_idx"]) {
+    spec.flip_idx = flip.as<std::vector<int>>();
+    // A permutation of the keypoints: anything else would move points to the wrong body part.
+    const int k = spec.kpt_shape ? (*spec.kpt_shape)[0] : 0;
+    std::vector<bool> seen(static_cast<size_t>(k), false);
+    bool permutation = static_cast<int>(spec.flip_idx.size()) == k;
+    for (int i : spec.flip_idx) {
+      permutation = permutation && i >= 0 && i < k && !seen[static_cast<size_t>(i)];
+      if (permutation) seen[static_cast<size_t>(i)] = true;
+    }
+    if (!permutation) {
+      throw ConfigError(at(flip, file),
+                        fmt::format("'flip_idx' must be a permutation of 0..{} (one entry per "
+                                    "keypoint of kpt_shape)",
+                                    k - 1));
+    }
+  }
   return spec;
 }
 

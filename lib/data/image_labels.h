@@ -20,6 +20,9 @@ struct ImageLabels {
   std::filesystem::path image;
   std::vector<int> classes;
   std::vector<NormBox> boxes;
+  // Pose: K points per box, each (x, y) normalised like the boxes and a visibility 0/1/2,
+  // box-major (size = boxes * K * 3); empty for the other tasks.
+  std::vector<float> keypoints;
   int width = 0;  // original pixels
   int height = 0;
   int64_t coco_image_id = -1;      // the json id, or the numeric file stem (000000000009.jpg -> 9)
@@ -43,8 +46,10 @@ struct DatasetIndex {
   std::vector<ImageLabels> items;
   std::vector<std::string> names;
   DatasetStats stats;
-  std::string source;       // the split's folders or json, for messages
-  bool from_cache = false;  // the parsed labels came from the label cache
+  std::string source;         // the split's folders or json, for messages
+  bool from_cache = false;    // the parsed labels came from the label cache
+  int keypoints_per_box = 0;  // pose: K of the dataset's kpt_shape (0 otherwise)
+  std::vector<int> flip_idx;  // pose: the dataset's flip_idx (empty when it has none)
 
   int nc() const { return static_cast<int>(names.size()); }
   size_t size() const { return items.size(); }

@@ -123,6 +123,7 @@ void save_label_cache(const fs::path& file, uint64_t hash, const CachedSplit& sp
     w.pod<int64_t>(it.coco_image_id);
     w.vec(it.classes);
     w.vec(it.boxes);
+    w.vec(it.keypoints);
     w.vec(it.crowd_classes);
     w.vec(it.crowd_boxes);
   }
@@ -159,9 +160,12 @@ std::optional<CachedSplit> load_label_cache(const fs::path& file, uint64_t hash)
       it.coco_image_id = r.pod<int64_t>();
       it.classes = r.vec<int>();
       it.boxes = r.vec<NormBox>();
+      it.keypoints = r.vec<float>();
       it.crowd_classes = r.vec<int>();
       it.crowd_boxes = r.vec<NormBox>();
       if (it.classes.size() != it.boxes.size()) return std::nullopt;
+      if (!it.boxes.empty() && it.keypoints.size() % (3 * it.boxes.size()) != 0)
+        return std::nullopt;
     }
     DatasetStats& s = split.stats;
     for (int64_t* v : {&s.images, &s.backgrounds, &s.corrupt, &s.missing_labels, &s.empty_labels,

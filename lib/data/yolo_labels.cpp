@@ -12,6 +12,9 @@
 namespace trainer::data {
 namespace {
 
+constexpr float kMaxCoordinate = 1.01f;
+constexpr float kMinCoordinate = -0.01f;
+
 bool to_float(const std::string& token, float* value) {
   const char* begin = token.c_str();
   char* end = nullptr;
@@ -25,8 +28,9 @@ bool to_float(const std::string& token, float* value) {
 }  // namespace
 
 ParsedLabels parse_yolo_labels(const std::string& text, const std::string& file, int nc,
-                               int kpt_values) {
+                               KeypointShape kpt) {
   ParsedLabels out;
+  const size_t kpt_values = static_cast<size_t>(kpt.count) * static_cast<size_t>(kpt.dims);
   std::istringstream lines(text);
   std::string line;
   int line_no = 0;
@@ -34,8 +38,10 @@ ParsedLabels parse_yolo_labels(const std::string& text, const std::string& file,
     out.error = fmt::format("{}:{}: {}", file, line_no, why);
     out.classes.clear();
     out.boxes.clear();
+    out.keypoints.clear();
     return out;
   };
+  std::vector<float> points;  // this row's keypoints as (x, y, v)
   while (std::getline(lines, line)) {
     ++line_no;
     std::istringstream tokens(line);
@@ -43,11 +49,12 @@ ParsedLabels parse_yolo_labels(const std::string& text, const std::string& file,
     for (std::string t; tokens >> t;) fields.push_back(t);
     if (fields.empty()) continue;
     const size_t n = fields.size();
-    const bool box_line = kpt_values > 0 ? n == size_t(5 + kpt_values) : n == 5;
+    const bool box_line = kpt_values > 0 ? n == 5 + kpt_values : n == 5;
     const bool polygon_line = kpt_values == 0 && n >= 7 && n % 2 == 1;
     if (!box_line && !polygon_line) {
-      return fail(fmt::format("expected {} values (class cx cy w h{}), got {}", 5 + kpt_values,
-                              kpt_values ? " keypoints" : "", n));
+      return fail(fmt::format(
+          "expected {} values (class cx cy w h{}), got {}", 5 + kpt_values,
+          kpt_values ? fmt::format(" + {} x {} keypoint values", kpt.count, kpt.dims) : "", n));
     }
     std::vector<float> v(n);
     for (size_t k = 0; k < n; ++k) {
@@ -62,12 +69,32 @@ ParsedLabels parse_yolo_labels(const std::string& text, const std::string& file,
       return fail(
           fmt::format("class {} exceeds the dataset's {} classes (0..{})", fields[0], nc, nc - 1));
     }
+    // 8.4.190's tolerance: coordinates up to 1.01, negatives down to -0.01 (clipped to 0 here).
     const size_t coords = box_line ? 4 : n - 1;
     for (size_t k = 1; k <= coords; ++k) {
-      if (v[k] > 1.0f || v[k] < -0.01f) {
-        return fail(fmt::format("coordinate {} is outside [0, 1] (not normalised?)", fields[k]));
+      if (v[k] > kMaxCoordinate || v[k] < kMinCoordinate) {
+        return fail(
+            fmt::format("coordinate {} is outside [-0.01, 1.01] (not normalised?)", fields[k]));
       }
       v[k] = std::max(v[k], 0.0f);
+    }
+    points.clear();
+    for (int p = 0; p < kpt.count; ++p) {
+      const size_t at = 5 + static_cast<size_t>(p) * static_cast<size_t>(kpt.dims);
+      const float x = v[at], y = v[at + 1];
+      if (x > kMaxCoordinate || y > kMaxCoordinate || x < kMinCoordinate || y < kMinCoordinate) {
+        return fail(fmt::format("keypoint {} ({}, {}) is outside [-0.01, 1.01] (not normalised?)",
+                                p + 1, fields[at], fields[at + 1]));
+      }
+      float visible = x < 0 || y < 0 ? 0.0f : 1.0f;  // 2 values per point: the reference's rule
+      if (kpt.dims == 3) {
+        visible = v[at + 2];
+        if (visible != 0.0f && visible != 1.0f && visible != 2.0f) {
+          return fail(
+              fmt::format("keypoint {} visibility '{}' is not 0, 1 or 2", p + 1, fields[at + 2]));
+        }
+      }
+      points.insert(points.end(), {x, y, visible});
     }
     NormBox box;
     if (box_line) {
@@ -82,8 +109,10 @@ ParsedLabels parse_yolo_labels(const std::string& text, const std::string& file,
     }
     const int cls = static_cast<int>(v[0]);
     bool duplicate = false;
+    const size_t kv = points.size();
     for (size_t i = 0; i < out.boxes.size() && !duplicate; ++i) {
-      duplicate = out.classes[i] == cls && out.boxes[i] == box;
+      duplicate = out.classes[i] == cls && out.boxes[i] == box &&
+                  std::equal(points.begin(), points.end(), out.keypoints.begin() + i * kv);
     }
     if (duplicate) {
       ++out.duplicates;
@@ -91,6 +120,7 @@ ParsedLabels parse_yolo_labels(const std::string& text, const std::string& file,
     }
     out.classes.push_back(cls);
     out.boxes.push_back(box);
+    out.keypoints.insert(out.keypoints.end(), points.begin(), points.end());
   }
   return out;
 }

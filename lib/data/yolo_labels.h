@@ -2,11 +2,13 @@
 //
 // Why: label files are written by hand and by converters, so every way a line can be wrong gets
 // a message with the file and line. As the reference does: a line with the wrong number of values,
-// a non-numeric value, a negative class or a class >= nc, or a coordinate outside [-0.01, 1] makes
-// the whole image unusable (skipped, counted as corrupt); slightly negative coordinates
-// (>= -0.01) are clipped to 0; duplicate rows are removed (counted). A polygon line
+// a non-numeric value, a negative class or a class >= nc, or a coordinate outside [-0.01, 1.01]
+// (8.4.190's tolerance) makes the whole image unusable (skipped, counted as corrupt); slightly
+// negative box coordinates are clipped to 0; duplicate rows are removed (counted). A polygon line
 // (`class x1 y1 x2 y2 x3 y3 ...`, odd length >= 7) becomes its enclosing box. With keypoints
-// (`kpt_values` = K * dims) a line is `class cx cy w h` plus those values.
+// (`kpt_shape` [K, dims]) a line is `class cx cy w h` plus K points of `x y` or `x y v`: points
+// obey the same range, a visibility must be 0, 1 or 2 (ours; the reference accepts any value), and
+// with 2 values per point v = 0 where x or y is negative, else 1 (the reference's rule).
 #pragma once
 
 #include <optional>
@@ -17,14 +19,21 @@
 
 namespace trainer::data {
 
+// A dataset's `kpt_shape`: keypoints per box and values per keypoint (2: x y, 3: x y v).
+struct KeypointShape {
+  int count = 0;
+  int dims = 0;
+};
+
 struct ParsedLabels {
   std::vector<int> classes;
   std::vector<NormBox> boxes;
+  std::vector<float> keypoints;  // K x (x, y, v) per box, box-major; empty without kpt_shape
   int duplicates = 0;
   std::optional<std::string> error;  // set when the image must be skipped ("file:line: why")
 };
 
 ParsedLabels parse_yolo_labels(const std::string& text, const std::string& file, int nc,
-                               int kpt_values = 0);
+                               KeypointShape kpt = {});
 
 }  // namespace trainer::data

@@ -220,7 +220,7 @@ BadInputCorpus make_bad_input_corpus(const fs::path& root) {
   bad_label("cls_neg", "-1 0.5 0.5 0.2 0.2\n", 1, "class '-1' is not a non-negative");
   bad_label("cls_frac", "1.5 0.5 0.5 0.2 0.2\n", 1, "class '1.5' is not");
   bad_label("cls_huge", "1e30 0.5 0.5 0.2 0.2\n", 1, "class 1e30 exceeds");
-  bad_label("coord", "0 0.5 1.5 0.2 0.2\n", 1, "coordinate 1.5 is outside [0, 1]");
+  bad_label("coord", "0 0.5 1.5 0.2 0.2\n", 1, "coordinate 1.5 is outside [-0.01, 1.01]");
   bad_label("binary", std::string("\xff\xfe\x00\x01 garbage", 12), 1, "expected 5 values");
   bad_label("polygon_odd", "0 0.1 0.1 0.5 0.1 0.5\n", 1, "expected 5 values");
 

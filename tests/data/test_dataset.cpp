@@ -106,7 +106,8 @@ TEST_CASE("dataset: every bad input is counted, skipped or repaired, and logged 
       images + "/broken.jpg: skipped: corrupt JPEG: no frame header",
       labels + "/dup.txt: 1 duplicate labels removed",
       images + "/notimage.png: skipped: cannot decode image: " + not_an_image_error(),
-      labels + "/range.txt:1: coordinate 1.2 is outside [0, 1] (not normalised?) (image skipped)",
+      labels +
+          "/range.txt:1: coordinate 1.2 is outside [-0.01, 1.01] (not normalised?) (image skipped)",
       labels + "/text.txt:2: value 2 is not a number: 'x' (image skipped)"};
   CHECK(index.stats.problems == expected);
   for (const auto& message : expected) CHECK(log.count(message) == 1);

@@ -77,9 +77,11 @@ TEST_CASE("the shared coco8 and coco8-pose yamls written the Ultralytics way loa
   TRAINER_SKIP_IF_NO_SHARED_DATA(pose, "coco8-pose");
   write_text(dir / "pose.yaml", "path: " + pose->string() +
                                     "\ntrain: images/train\nval: images/val\nkpt_shape: [17, 3]\n"
-                                    "flip_idx: [0, 2, 1]\nnames: [person]\n");
+                                    "flip_idx: [0, 2, 1, 4, 3, 6, 5, 8, 7, 10, 9, 12, 11, 14, 13, "
+                                    "16, 15]\nnames: [person]\n");
   const auto pose_spec = load_dataset_yaml(dir / "pose.yaml");
   REQUIRE(pose_spec.kpt_shape.has_value());
   CHECK((*pose_spec.kpt_shape)[0] == 17);
-  CHECK(pose_spec.flip_idx.size() == 3);
+  CHECK(pose_spec.flip_idx.size() == 17);
+  CHECK(pose_spec.flip_idx[1] == 2);
 }

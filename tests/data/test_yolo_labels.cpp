@@ -34,10 +34,53 @@ TEST_CASE("yolo labels: duplicates removed, polygons boxed, small negatives clip
   p = parse_yolo_labels("0 -0.005 0.5 0.2 0.2\n", "neg.txt", 1);
   CHECK_FALSE(p.error);
   CHECK(p.boxes[0][0] == 0.0f);
-  // Keypoints (kpt_shape [2, 3] = 6 values) after the box.
-  p = parse_yolo_labels("0 0.5 0.5 0.2 0.2 0.1 0.1 2 0.2 0.2 1\n", "kpt.txt", 1, 6);
+  // 8.4.190 tolerates coordinates up to 1.01 (kept as written).
+  p = parse_yolo_labels("0 0.5 1.005 0.2 0.2\n", "edge.txt", 1);
   CHECK_FALSE(p.error);
+  CHECK(p.boxes[0][1] == 1.005f);
+}
+
+TEST_CASE("yolo labels: keypoints as (x, y, v) per box, with the reference's 2-value rule") {
+  // kpt_shape [2, 3]: visibilities as written.
+  auto p = parse_yolo_labels("0 0.5 0.5 0.2 0.2 0.1 0.15 2 0.2 0.25 0\n", "kpt.txt", 1, {2, 3});
+  REQUIRE_FALSE(p.error);
   CHECK(p.boxes[0][3] == Approx(0.2));
+  CHECK(p.keypoints == std::vector<float>{0.1f, 0.15f, 2.0f, 0.2f, 0.25f, 0.0f});
+  // kpt_shape [3, 2]: v = 0 where x or y is negative (down to -0.01), else 1; values kept as
+  // written (the augmentations clip).
+  p = parse_yolo_labels("0 0.5 0.5 0.2 0.2 0.3 0.4 -0.005 0.5 0.0 0.0\n", "k2.txt", 1, {3, 2});
+  REQUIRE_FALSE(p.error);
+  CHECK(p.keypoints == std::vector<float>{0.3f, 0.4f, 1.0f, -0.005f, 0.5f, 0.0f, 0.0f, 0.0f, 1.0f});
+  // Rows that differ only in their keypoints are not duplicates; identical rows are.
+  p = parse_yolo_labels(
+      "0 0.5 0.5 0.2 0.2 0.1 0.1 2\n0 0.5 0.5 0.2 0.2 0.1 0.2 2\n0 0.5 0.5 0.2 0.2 0.1 0.1 2\n",
+      "dup.txt", 1, {1, 3});
+  CHECK(p.duplicates == 1);
+  CHECK(p.keypoints == std::vector<float>{0.1f, 0.1f, 2.0f, 0.1f, 0.2f, 2.0f});
+}
+
+TEST_CASE("yolo labels: each bad keypoint row names file, line and point") {
+  auto err = [](const std::string& text, trainer::data::KeypointShape shape) {
+    auto p = parse_yolo_labels(text, "pose.txt", 1, shape);
+    CHECK(p.boxes.empty());
+    CHECK(p.keypoints.empty());
+    return p.error.value_or("");
+  };
+  CHECK(err("0 0.5 0.5 0.2 0.2 0.1 0.1\n", {1, 3}) ==
+        "pose.txt:1: expected 8 values (class cx cy w h + 1 x 3 keypoint values), got 7");
+  CHECK(err("0 0.5 0.5 0.2 0.2 0.1 0.1 3\n", {1, 3}) ==
+        "pose.txt:1: keypoint 1 visibility '3' is not 0, 1 or 2");
+  CHECK(err("0 0.5 0.5 0.2 0.2 0.1 0.1 0.5\n", {1, 3}) ==
+        "pose.txt:1: keypoint 1 visibility '0.5' is not 0, 1 or 2");
+  CHECK(err("0 0.5 0.5 0.2 0.2 0.1 0.1 2 1.2 0.1 2\n", {2, 3}) ==
+        "pose.txt:1: keypoint 2 (1.2, 0.1) is outside [-0.01, 1.01] (not normalised?)");
+  CHECK(err("0 0.5 0.5 0.2 0.2 0.1 -0.3\n", {1, 2}) ==
+        "pose.txt:1: keypoint 1 (0.1, -0.3) is outside [-0.01, 1.01] (not normalised?)");
+  CHECK(err("0 0.5 0.5 0.2 0.2 nan 0.1 2\n", {1, 3}) ==
+        "pose.txt:1: value 6 is not a number: 'nan'");
+  // A polygon line is no pose row.
+  CHECK(err("0 0.1 0.2 0.5 0.2 0.3 0.6 0.4 0.4\n", {1, 3}) ==
+        "pose.txt:1: expected 8 values (class cx cy w h + 1 x 3 keypoint values), got 9");
 }
 
 TEST_CASE("yolo labels: each bad line names file and line") {
@@ -50,9 +93,11 @@ TEST_CASE("yolo labels: each bad line names file and line") {
         "lbl.txt:2: expected 5 values (class cx cy w h), got 4");
   CHECK(err("0 0.5 abc 0.2 0.2\n") == "lbl.txt:1: value 3 is not a number: 'abc'");
   CHECK(err("0 0.5 1.5 0.2 0.2\n") ==
-        "lbl.txt:1: coordinate 1.5 is outside [0, 1] (not normalised?)");
+        "lbl.txt:1: coordinate 1.5 is outside [-0.01, 1.01] (not normalised?)");
+  CHECK(err("0 0.5 1.02 0.2 0.2\n") ==
+        "lbl.txt:1: coordinate 1.02 is outside [-0.01, 1.01] (not normalised?)");
   CHECK(err("0 0.5 -0.2 0.2 0.2\n") ==
-        "lbl.txt:1: coordinate -0.2 is outside [0, 1] (not normalised?)");
+        "lbl.txt:1: coordinate -0.2 is outside [-0.01, 1.01] (not normalised?)");
   CHECK(err("80 0.5 0.5 0.2 0.2\n") ==
         "lbl.txt:1: class 80 exceeds the dataset's 80 classes (0..79)");
   CHECK(err("-1 0.5 0.5 0.2 0.2\n") == "lbl.txt:1: class '-1' is not a non-negative integer");
