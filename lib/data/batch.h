@@ -26,6 +26,9 @@ struct Batch {
   // reading it as NCHW memory. The buffer is reused once every reference to it is dropped.
   torch::Tensor images;
   torch::Tensor labels;  // (n, 6) float32: [image_index, class, cx, cy, w, h], normalised to [0, 1]
+  // (n, K, 3) float32, the labels' rows in order: keypoint x / W, y / H and visibility 0/1/2 as
+  // labelled (0 once a transform moved the point out of the image); K = 0 for the other tasks.
+  torch::Tensor keypoints;
   std::vector<std::string> files;        // source image per batch row
   std::vector<int64_t> dataset_indices;  // dataset index per batch row
   // Per batch row. Validation (augment=false): original = (resized - pad) / ratio, with ratio the

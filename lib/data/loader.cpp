@@ -35,6 +35,14 @@ Loader::Loader(const DatasetIndex& dataset, LoaderOptions options)
   const int cores = std::max(1u, std::thread::hardware_concurrency());
   workers_ = std::clamp(options_.workers, 0, cores);
   if (workers_ > 0) cv::setNumThreads(0);  // parallelism comes from our workers, not OpenCV
+  core::AugmentConfig& aug = options_.augment_settings;
+  if (options_.augment && dataset_.keypoints_per_box > 0 && dataset_.flip_idx.empty() &&
+      (aug.fliplr > 0.0 || aug.flipud > 0.0)) {
+    // Without flip_idx a flip would turn left wrists into right wrists: the reference's rule.
+    spdlog::warn("the dataset has keypoints but no 'flip_idx': fliplr and flipud set to 0");
+    aug.fliplr = 0.0;
+    aug.flipud = 0.0;
+  }
   if (options_.augment && options_.rect) {
     spdlog::warn("rect batches are for validation; augmented training ignores rect");
     options_.rect = false;
@@ -195,6 +203,12 @@ Sample fetch_sample(const DatasetIndex& dataset, const ImageCache* cache, int im
     s.boxes.push_back({(b[0] - b[2] / 2) * w, (b[1] - b[3] / 2) * h, (b[0] + b[2] / 2) * w,
                        (b[1] + b[3] / 2) * h});
   }
+  s.keypoints_per_box = dataset.keypoints_per_box;
+  s.keypoints = item.keypoints;
+  for (size_t k = 0; k + 2 < s.keypoints.size(); k += 3) {
+    s.keypoints[k] *= w;
+    s.keypoints[k + 1] *= h;
+  }
   return s;
 }
 
@@ -254,9 +268,10 @@ Batch Loader::build_batch(int64_t b) const {
   Batch batch;
   torch::Tensor buffer = pool_->acquire(count, out_h, out_w);
   std::vector<float> rows;
+  std::vector<float> points;  // pose: (x, y, v) per keypoint, normalised, in the rows' order
   const augment::FetchSample fetch = [&](int64_t i) { return fetch_or_replace(i, nullptr); };
   const int64_t window = partner_window();
-  augment::TrainRecipe recipe{imgsz, options_.augment_settings, mosaic_};
+  augment::TrainRecipe recipe{imgsz, options_.augment_settings, mosaic_, dataset_.flip_idx};
   for (int64_t k = 0; k < count; ++k) {
     int64_t index = indices[k];
     Sample sample;
@@ -291,6 +306,10 @@ Batch Loader::build_batch(int64_t b) const {
                                (bx[0] + bx[2]) / 2 / out_w, (bx[1] + bx[3]) / 2 / out_h,
                                (bx[2] - bx[0]) / out_w, (bx[3] - bx[1]) / out_h});
     }
+    for (size_t j = 0; j + 2 < sample.keypoints.size(); j += 3) {
+      points.insert(points.end(), {sample.keypoints[j] / out_w, sample.keypoints[j + 1] / out_h,
+                                   sample.keypoints[j + 2]});
+    }
     batch.files.push_back(item.image.string());
     batch.dataset_indices.push_back(index);
     batch.geometry.push_back(geometry);
@@ -299,6 +318,14 @@ Batch Loader::build_batch(int64_t b) const {
   const int64_t boxes = static_cast<int64_t>(rows.size() / 6);
   batch.labels = boxes == 0 ? torch::zeros({0, 6}, torch::kFloat32)
                             : torch::from_blob(rows.data(), {boxes, 6}, torch::kFloat32).clone();
+  const int64_t per_box = dataset_.keypoints_per_box;
+  if (static_cast<int64_t>(points.size()) != boxes * per_box * 3) {
+    throw std::logic_error("Loader: keypoints and boxes out of step");
+  }
+  batch.keypoints =
+      points.empty()
+          ? torch::zeros({boxes, per_box, 3}, torch::kFloat32)
+          : torch::from_blob(points.data(), {boxes, per_box, 3}, torch::kFloat32).clone();
   return batch;
 }
 

@@ -58,6 +58,12 @@ PixelBox transform_box(const PixelBox& b, const cv::Matx33d& m, bool perspective
           clip(y_max, out_height)};
 }
 
+std::array<float, 2> transform_point(float x, float y, const cv::Matx33d& m) {
+  const double z = m(2, 0) * x + m(2, 1) * y + m(2, 2);  // exactly 1 for an affine matrix
+  return {static_cast<float>((m(0, 0) * x + m(0, 1) * y + m(0, 2)) / z),
+          static_cast<float>((m(1, 0) * x + m(1, 1) * y + m(1, 2)) / z)};
+}
+
 bool box_candidate(const PixelBox& before, const PixelBox& after, double wh_thr, double ar_thr,
                    double area_thr) {
   constexpr double kEps = 1e-16;
@@ -84,6 +90,8 @@ Sample warp_sample(const Sample& sample, const AffineDraw& draw, int out_width, 
                    cv::BORDER_CONSTANT, cv::Scalar(114, 114, 114));
   }
   const float s = static_cast<float>(draw.scale);
+  const size_t kv = sample.keypoint_values();
+  out.keypoints_per_box = sample.keypoints_per_box;
   for (size_t i = 0; i < sample.boxes.size(); ++i) {
     const PixelBox& b = sample.boxes[i];
     const PixelBox warped = transform_box(
@@ -92,8 +100,14 @@ Sample warp_sample(const Sample& sample, const AffineDraw& draw, int out_width, 
     if (box_candidate(scaled, warped)) {
       out.boxes.push_back(warped);
       out.classes.push_back(sample.classes[i]);
+      const float* points = sample.keypoints_of(i);
+      for (size_t k = 0; k < kv; k += 3) {
+        const auto [x, y] = transform_point(points[k], points[k + 1], draw.matrix);
+        out.keypoints.insert(out.keypoints.end(), {x, y, points[k + 2]});
+      }
     }
   }
+  clip_keypoints(out, static_cast<float>(out_width), static_cast<float>(out_height));
   return out;
 }
 

@@ -13,6 +13,8 @@
 
 #include <opencv2/core.hpp>
 
+#include <array>
+
 #include "data/augment/sample.h"
 #include "data/augment/sample_rng.h"
 
@@ -39,6 +41,9 @@ AffineDraw random_affine_matrix(int in_width, int in_height, int out_width, int 
 // box and clips it to [0, out_w] x [0, out_h].
 PixelBox transform_box(const PixelBox& box, const cv::Matx33d& m, bool perspective, float out_width,
                        float out_height);
+
+// One point through M (homogeneous, divided by z as the reference's apply_keypoints does).
+std::array<float, 2> transform_point(float x, float y, const cv::Matx33d& m);
 
 // Keep a warped box if w2 > wh_thr and h2 > wh_thr px, w2 h2 / (w1 h1) > area_thr and
 // max(w2/h2, h2/w2) < ar_thr. `before` is the original box already scaled by the draw's scale.

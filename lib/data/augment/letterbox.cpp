@@ -48,12 +48,18 @@ Sample letterbox(const Sample& sample, const LetterboxGeometry& g) {
                      cv::Scalar(114, 114, 114));
   out.classes = sample.classes;
   out.boxes = sample.boxes;
+  out.keypoints_per_box = sample.keypoints_per_box;
+  out.keypoints = sample.keypoints;
   const float r = static_cast<float>(g.ratio);
   for (auto& b : out.boxes) {
     b[0] = b[0] * r + g.left;
     b[1] = b[1] * r + g.top;
     b[2] = b[2] * r + g.left;
     b[3] = b[3] * r + g.top;
+  }
+  for (size_t i = 0; i + 2 < out.keypoints.size(); i += 3) {
+    out.keypoints[i] = out.keypoints[i] * r + g.left;
+    out.keypoints[i + 1] = out.keypoints[i + 1] * r + g.top;
   }
   return out;
 }

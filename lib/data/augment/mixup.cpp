@@ -17,10 +17,9 @@ Sample mixup(const Sample& a, const Sample& b, double r) {
   const uint8_t* y = cb.ptr<uint8_t>();
   uint8_t* o = out.image.ptr<uint8_t>();
   for (size_t i = 0; i < n; ++i) o[i] = static_cast<uint8_t>(x[i] * r + y[i] * (1.0 - r));
-  out.boxes = a.boxes;
-  out.classes = a.classes;
-  out.boxes.insert(out.boxes.end(), b.boxes.begin(), b.boxes.end());
-  out.classes.insert(out.classes.end(), b.classes.begin(), b.classes.end());
+  out.keypoints_per_box = a.keypoints_per_box;
+  append_instances(out, a);
+  append_instances(out, b);
   return out;
 }
 

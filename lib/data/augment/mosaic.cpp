@@ -33,6 +33,7 @@ MosaicPlacement mosaic_placement(int quadrant, int xc, int yc, int h, int w, int
 Sample mosaic4(const std::array<const Sample*, 4>& parts, int s, int xc, int yc) {
   Sample out;
   out.image = cv::Mat(2 * s, 2 * s, CV_8UC3, cv::Scalar(114, 114, 114));
+  out.keypoints_per_box = parts[0]->keypoints_per_box;
   for (int q = 0; q < 4; ++q) {
     const Sample& part = *parts[q];
     const MosaicPlacement p = mosaic_placement(q, xc, yc, part.height(), part.width(), s);
@@ -40,14 +41,11 @@ Sample mosaic4(const std::array<const Sample*, 4>& parts, int s, int xc, int yc)
       part.image(cv::Rect(p.x1b, p.y1b, p.x2b - p.x1b, p.y2b - p.y1b))
           .copyTo(out.image(cv::Rect(p.x1a, p.y1a, p.x2a - p.x1a, p.y2a - p.y1a)));
     }
-    for (size_t i = 0; i < part.boxes.size(); ++i) {
-      const PixelBox& b = part.boxes[i];
-      out.boxes.push_back({b[0] + p.padw, b[1] + p.padh, b[2] + p.padw, b[3] + p.padh});
-      out.classes.push_back(part.classes[i]);
-    }
+    append_instances(out, part, static_cast<float>(p.padw), static_cast<float>(p.padh));
   }
   const float limit = static_cast<float>(2 * s);
   clip_boxes(out, limit, limit);
+  clip_keypoints(out, limit, limit);
   std::vector<bool> keep(out.boxes.size());
   for (size_t i = 0; i < out.boxes.size(); ++i) {
     keep[i] = out.boxes[i][2] - out.boxes[i][0] > 0 && out.boxes[i][3] - out.boxes[i][1] > 0;

@@ -42,7 +42,7 @@ Sample train_sample(int64_t index, const FetchSample& fetch, const PickPartner& 
     out = mixup(out, other, rng.beta(32.0, 32.0));
   }
   random_hsv(out.image, a.hsv_h, a.hsv_s, a.hsv_v, rng);
-  random_flips(out, a.flipud, a.fliplr, rng);
+  random_flips(out, a.flipud, a.fliplr, rng, recipe.flip_idx);
   return out;
 }
 

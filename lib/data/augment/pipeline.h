@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "core/config.h"
 #include "data/augment/letterbox.h"
@@ -26,7 +27,8 @@ using PickPartner = std::function<int64_t(SampleRng& rng)>;
 struct TrainRecipe {
   int imgsz = 640;
   core::AugmentConfig augment;
-  bool mosaic_on = true;  // false after close_mosaic (also turns mixup off)
+  bool mosaic_on = true;      // false after close_mosaic (also turns mixup off)
+  std::vector<int> flip_idx;  // pose: the keypoint permutation applied after a flip
 };
 
 Sample train_sample(int64_t index, const FetchSample& fetch, const PickPartner& pick,

@@ -2,19 +2,23 @@
 #include "data/augment/sample.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace trainer::data::augment {
 
 void keep_boxes(Sample& sample, const std::vector<bool>& keep) {
+  const size_t kv = sample.keypoint_values();
   size_t out = 0;
   for (size_t i = 0; i < sample.boxes.size(); ++i) {
     if (!keep[i]) continue;
     sample.boxes[out] = sample.boxes[i];
     sample.classes[out] = sample.classes[i];
+    if (kv > 0 && out != i) std::copy_n(sample.keypoints_of(i), kv, sample.keypoints_of(out));
     ++out;
   }
   sample.boxes.resize(out);
   sample.classes.resize(out);
+  sample.keypoints.resize(out * kv);
 }
 
 void clip_boxes(Sample& sample, float width, float height) {
@@ -23,6 +27,31 @@ void clip_boxes(Sample& sample, float width, float height) {
     b[1] = std::clamp(b[1], 0.0f, height);
     b[2] = std::clamp(b[2], 0.0f, width);
     b[3] = std::clamp(b[3], 0.0f, height);
+  }
+}
+
+void clip_keypoints(Sample& sample, float width, float height) {
+  for (size_t i = 0; i + 2 < sample.keypoints.size(); i += 3) {
+    float& x = sample.keypoints[i];
+    float& y = sample.keypoints[i + 1];
+    if (x < 0.0f || x > width || y < 0.0f || y > height) sample.keypoints[i + 2] = 0.0f;
+    x = std::clamp(x, 0.0f, width);
+    y = std::clamp(y, 0.0f, height);
+  }
+}
+
+void append_instances(Sample& out, const Sample& part, float dx, float dy) {
+  if (!part.boxes.empty() && out.keypoints_per_box != part.keypoints_per_box) {
+    throw std::invalid_argument("append_instances: samples with different keypoint counts");
+  }
+  for (size_t i = 0; i < part.boxes.size(); ++i) {
+    const PixelBox& b = part.boxes[i];
+    out.boxes.push_back({b[0] + dx, b[1] + dy, b[2] + dx, b[3] + dy});
+    out.classes.push_back(part.classes[i]);
+  }
+  for (size_t i = 0; i + 2 < part.keypoints.size(); i += 3) {
+    out.keypoints.insert(out.keypoints.end(), {part.keypoints[i] + dx, part.keypoints[i + 1] + dy,
+                                               part.keypoints[i + 2]});
   }
 }
 
