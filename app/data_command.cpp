@@ -50,6 +50,16 @@ int run_check(const DataOptions& opts) {
                 << "): " << data::summary_line(index.stats) << ", " << per_class.size() << "/"
                 << spec.nc() << " classes present" << (index.from_cache ? " (label cache)" : "")
                 << "\n";
+      if (index.keypoints_per_box > 0) {
+        int64_t visible = 0;
+        for (const auto& item : index.items) {
+          for (size_t k = 2; k < item.keypoints.size(); k += 3) visible += item.keypoints[k] > 0;
+        }
+        std::cout << "  keypoints: " << index.keypoints_per_box << " per box, " << visible
+                  << " visible of " << index.stats.boxes * index.keypoints_per_box
+                  << (index.flip_idx.empty() ? ", no flip_idx (flips off in training)" : "")
+                  << "\n";
+      }
       for (const auto& problem : index.stats.problems) std::cout << "  " << problem << "\n";
     } catch (const core::InputError& e) {
       std::cout << data::split_name(split) << ": error: " << e.what() << "\n";

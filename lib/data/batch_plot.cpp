@@ -24,6 +24,33 @@ cv::Scalar class_colour(int c) {
   return cv::Scalar(b, g, r);
 }
 
+// COCO's 17-point skeleton (0-based pairs): drawn when a dataset has 17 keypoints.
+constexpr int kCocoSkeleton[][2] = {
+    {15, 13}, {13, 11}, {16, 14}, {14, 12}, {11, 12}, {5, 11}, {6, 12}, {5, 6}, {5, 7}, {6, 8},
+    {7, 9},   {8, 10},  {1, 2},   {0, 1},   {0, 2},   {1, 3},  {2, 4},  {3, 5}, {4, 6}};
+
+// The visible keypoints of one label row as dots (coloured by point index), joined by the COCO
+// skeleton when there are 17; invisible points (v = 0) are not drawn.
+void draw_keypoints(cv::Mat& canvas, const float* points, int count, cv::Point origin, int tw,
+                    int th) {
+  const auto at = [&](int k) {
+    return cv::Point(origin.x + static_cast<int>(points[3 * k] * tw),
+                     origin.y + static_cast<int>(points[3 * k + 1] * th));
+  };
+  const auto visible = [&](int k) { return points[3 * k + 2] > 0.0f; };
+  const int radius = std::max(2, std::min(tw, th) / 160);
+  if (count == 17) {
+    for (const auto& bone : kCocoSkeleton) {
+      if (visible(bone[0]) && visible(bone[1])) {
+        cv::line(canvas, at(bone[0]), at(bone[1]), class_colour(bone[0] + 3), 1, cv::LINE_AA);
+      }
+    }
+  }
+  for (int k = 0; k < count; ++k) {
+    if (visible(k)) cv::circle(canvas, at(k), radius, class_colour(k + 3), cv::FILLED, cv::LINE_AA);
+  }
+}
+
 }  // namespace
 
 cv::Mat plot_batch(const Batch& batch, const std::vector<std::string>& names, int max_images,
@@ -38,6 +65,10 @@ cv::Mat plot_batch(const Batch& batch, const std::vector<std::string>& names, in
   cv::Mat canvas(grid * th, grid * tw, CV_8UC3, cv::Scalar(255, 255, 255));
   const torch::Tensor labels = batch.labels.contiguous();
   const auto rows = labels.accessor<float, 2>();
+  const bool has_keypoints = batch.keypoints.defined() && batch.keypoints.dim() == 3 &&
+                             batch.keypoints.size(1) > 0 &&
+                             batch.keypoints.size(0) == labels.size(0);
+  const torch::Tensor keypoints = has_keypoints ? batch.keypoints.contiguous() : torch::Tensor();
   const double font = std::max(0.35, std::min(th, tw) / 640.0 * 0.6);
   for (int i = 0; i < count; ++i) {
     const int x0 = (i % grid) * tw, y0 = (i / grid) * th;
@@ -70,6 +101,10 @@ cv::Mat plot_batch(const Batch& batch, const std::vector<std::string>& names, in
                     cv::FILLED);
       cv::putText(canvas, label, cv::Point(t1.x + 1, t1.y + text.height + 1),
                   cv::FONT_HERSHEY_SIMPLEX, font, cv::Scalar(255, 255, 255), 1, cv::LINE_AA);
+      if (has_keypoints) {
+        draw_keypoints(canvas, keypoints[r].data_ptr<float>(), static_cast<int>(keypoints.size(1)),
+                       cv::Point(x0, y0), tw, th);
+      }
     }
   }
   return canvas;

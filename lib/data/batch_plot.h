@@ -2,7 +2,8 @@
 //
 // Why: looking at augmented batches is the fastest way to catch a label or augmentation bug; the
 // reference writes the first batches of a run as images. Up to 16 images on a square grid, scaled
-// so the tile is at most 1920 px, each with its file name, boxes coloured by class and labelled.
+// so the tile is at most 1920 px, each with its file name, boxes coloured by class and labelled,
+// and for pose data the visible keypoints (joined by the skeleton for COCO's 17 points).
 #pragma once
 
 #include <opencv2/core.hpp>

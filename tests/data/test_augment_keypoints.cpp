@@ -9,6 +9,7 @@
 #include "data/augment/letterbox.h"
 #include "data/augment/mixup.h"
 #include "data/augment/mosaic.h"
+#include "data/batch_plot.h"
 #include "data/dataset.h"
 #include "data/dataset_yaml.h"
 #include "data/loader.h"
@@ -175,4 +176,19 @@ TEST_CASE(
                          doctest::Contains("'flip_idx' must be a permutation of 0..1"),
                          trainer::core::ConfigError);
   }
+}
+
+TEST_CASE("keypoints: the batch plot draws visible points only") {
+  trainer::data::Batch batch;
+  batch.images = torch::full({1, 3, 64, 64}, 128, torch::kUInt8);
+  batch.labels = torch::tensor({{0.f, 0.f, 0.5f, 0.25f, 0.25f, 0.25f}});  // x 24..40, y 8..24
+  // Point 0 visible at (16, 48), point 1 invisible at (48, 48).
+  batch.keypoints = torch::tensor({0.25f, 0.75f, 2.f, 0.75f, 0.75f, 0.f}).reshape({1, 2, 3});
+  const cv::Mat canvas = trainer::data::plot_batch(batch, {"person"});
+  REQUIRE(canvas.size() == cv::Size(64, 64));
+  CHECK(canvas.at<cv::Vec3b>(48, 16) != cv::Vec3b(128, 128, 128));
+  CHECK(canvas.at<cv::Vec3b>(48, 48) == cv::Vec3b(128, 128, 128));
+  batch.keypoints = torch::zeros({1, 2, 3});  // nothing visible: no dot
+  CHECK(trainer::data::plot_batch(batch, {"person"}).at<cv::Vec3b>(48, 16) ==
+        cv::Vec3b(128, 128, 128));
 }
