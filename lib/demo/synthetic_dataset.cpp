@@ -13,6 +13,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "data/image_codec.h"
+#include "demo/synthetic_canvas.h"
 
 namespace trainer::demo {
 namespace {
@@ -23,50 +24,6 @@ struct Object {
   int cls = 0;
   cv::Rect2d box;  // tight box in pixels
 };
-
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : engine_(seed) {}
-  double uniform(double lo, double hi) {
-    return std::uniform_real_distribution<double>(lo, hi)(engine_);
-  }
-  int integer(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(engine_); }
-  cv::Scalar colour() { return cv::Scalar(integer(0, 255), integer(0, 255), integer(0, 255)); }
-
- private:
-  std::mt19937_64 engine_;
-};
-
-// A background with low-frequency colour gradients, stripes and pixel noise (so "flat = object"
-// is not a shortcut).
-cv::Mat textured_background(int size, Rng& rng) {
-  cv::Mat small(4, 4, CV_8UC3);
-  for (int y = 0; y < 4; ++y) {
-    for (int x = 0; x < 4; ++x) {
-      small.at<cv::Vec3b>(y, x) = cv::Vec3b(static_cast<uchar>(rng.integer(40, 215)),
-                                            static_cast<uchar>(rng.integer(40, 215)),
-                                            static_cast<uchar>(rng.integer(40, 215)));
-    }
-  }
-  cv::Mat image;
-  cv::resize(small, image, cv::Size(size, size), 0, 0, cv::INTER_CUBIC);
-  const int stripes = rng.integer(0, 6);
-  for (int i = 0; i < stripes; ++i) {
-    cv::Point a(rng.integer(0, size), rng.integer(0, size));
-    cv::Point b(rng.integer(0, size), rng.integer(0, size));
-    cv::line(image, a, b, rng.colour(), rng.integer(1, 3), cv::LINE_AA);
-  }
-  cv::Mat noise(size, size, CV_8UC3);
-  for (int y = 0; y < size; ++y) {
-    auto* row = noise.ptr<cv::Vec3b>(y);
-    for (int x = 0; x < size; ++x) {
-      const auto n = static_cast<uchar>(rng.integer(0, 24));
-      row[x] = cv::Vec3b(n, n, n);
-    }
-  }
-  cv::add(image, noise, image);
-  return image;
-}
 
 // Draws one shape centred at `c` with half-size `r` and returns its tight box.
 cv::Rect2d draw_shape(cv::Mat& image, Shape shape, cv::Point2d c, double r, double angle,
