@@ -1,4 +1,5 @@
-// `trainer synth OUT_DIR`: writes the project's synthetic shapes dataset (the demo's data).
+// `trainer synth OUT_DIR [--task detect|pose]`: writes the project's synthetic shapes dataset (the
+// demo's data) or its stick-figure pose dataset.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -7,17 +8,21 @@
 
 #include "app/commands.h"
 #include "demo/synthetic_dataset.h"
+#include "demo/synthetic_pose_dataset.h"
 
 namespace trainer::app {
 
 Command register_synth_command(CLI::App& app, const GlobalOptions& /*global*/) {
   struct Options {
     std::string out;
+    std::string task = "detect";
     demo::SyntheticOptions synth;
   };
   auto opts = std::make_shared<Options>();
   CLI::App* cli = app.add_subcommand(
-      "synth", "generate the synthetic shapes dataset (COCO json + YOLO txt + dataset yaml)");
+      "synth",
+      "generate the synthetic shapes dataset (COCO json + YOLO txt + dataset yaml), or with "
+      "--task pose stick figures with 7 keypoints (YOLO txt + dataset yaml)");
   cli->add_option("out", opts->out, "output folder")->required();
   cli->add_option("--train", opts->synth.train_images, "training images")
       ->check(CLI::Range(1, 1000000));
@@ -28,14 +33,19 @@ Command register_synth_command(CLI::App& app, const GlobalOptions& /*global*/) {
   cli->add_option("--max-objects", opts->synth.max_objects, "objects per image (at most)")
       ->check(CLI::Range(1, 100));
   cli->add_option("--seed", opts->synth.seed, "random seed");
+  cli->add_option("--task", opts->task, "detect (shapes) or pose (stick figures)")
+      ->check(CLI::IsMember({"detect", "pose"}));
   return {cli, [opts] {
             // Object sizes follow a small image size unless given: at most 60% of the side.
             auto& s = opts->synth;
             s.max_object_size = std::min(s.max_object_size, s.image_size * 6 / 10);
             s.min_object_size = std::max(4, std::min(s.min_object_size, s.max_object_size / 2));
-            const auto summary = demo::generate_synthetic_dataset(opts->out, opts->synth);
-            spdlog::info("synthetic dataset: {} images, {} objects, {} classes -> {}",
-                         summary.images, summary.objects, demo::synthetic_class_names().size(),
+            const bool pose = opts->task == "pose";
+            if (pose) s.min_object_size = std::max(16, s.min_object_size);
+            const auto summary = pose ? demo::generate_synthetic_pose_dataset(opts->out, s)
+                                      : demo::generate_synthetic_dataset(opts->out, s);
+            spdlog::info("synthetic {} dataset: {} images, {} objects -> {}",
+                         pose ? "pose" : "shapes", summary.images, summary.objects,
                          summary.dataset_yaml.string());
             std::cout << summary.dataset_yaml.string() << "\n";
             return 0;
