@@ -1,6 +1,7 @@
-// `trainer eval GT_JSON PRED_JSON [--json OUT]`: the standalone COCO box evaluator, as users run
-// pycocotools or faster-coco-eval on a ground-truth file and a results file; prints the 12 stats
-// the way pycocotools' summarize() does and optionally writes them (plus per-category AP) as JSON.
+// `trainer eval GT_JSON PRED_JSON [--iou-type bbox|keypoints] [--json OUT]`: the standalone COCO
+// evaluator, as users run pycocotools or faster-coco-eval on a ground-truth file and a results
+// file; prints the stats (12 for boxes, 10 for keypoints) the way pycocotools' summarize() does
+// and optionally writes them (plus per-category AP) as JSON.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -23,6 +24,7 @@ struct EvalOptions {
   std::string json;
   int threads = 0;
   bool per_category = false;
+  std::string iou_type = "bbox";
 };
 
 int run_eval(const EvalOptions& opts) {
@@ -36,6 +38,7 @@ int run_eval(const EvalOptions& opts) {
                opts.results, detections.size(), read_seconds);
   eval::CocoEvalOptions options;
   options.threads = opts.threads;
+  options.iou_type = opts.iou_type == "keypoints" ? eval::IouType::kKeypoints : eval::IouType::kBox;
   const eval::CocoStats stats = eval::evaluate_coco(gt, detections, options);
   std::cout << eval::format_coco_summary(stats);
   if (opts.per_category) {
@@ -59,7 +62,9 @@ int run_eval(const EvalOptions& opts) {
 Command register_eval_command(CLI::App& app, const GlobalOptions& /*global*/) {
   auto opts = std::make_shared<EvalOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "eval", "COCO box evaluation of a results file (the same 12 stats as pycocotools)");
+      "eval",
+      "COCO evaluation of a results file: boxes (the 12 stats of pycocotools) or keypoints (its 10 "
+      "OKS stats)");
   cmd->add_option("GT_JSON", opts->ground_truth, "COCO ground truth (instances_*.json)")
       ->required();
   cmd->add_option("PRED_JSON", opts->results,
@@ -69,6 +74,9 @@ Command register_eval_command(CLI::App& app, const GlobalOptions& /*global*/) {
   cmd->add_option("--threads", opts->threads, "worker threads (0 = all cores)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--per-category", opts->per_category, "print AP and AP50 per category");
+  cmd->add_option("--iou-type", opts->iou_type,
+                  "bbox, or keypoints (OKS with COCO's 17 sigmas; person_keypoints_*.json)")
+      ->check(CLI::IsMember({"bbox", "keypoints"}));
   return {cmd, [opts] { return run_eval(*opts); }};
 }
 

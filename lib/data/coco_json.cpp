@@ -140,6 +140,18 @@ CocoFile parse_coco_json(const std::string& text, const std::string& source) {
                                         : ann.bbox[2] * ann.bbox[3];
       ann.iscrowd = optional_flag(entry, "iscrowd");
       ann.ignore = optional_flag(entry, "ignore");
+      if (auto kp = entry.find("keypoints"); kp != entry.end()) {
+        if (!kp->is_array() || kp->size() % 3 != 0) {
+          fail(source, name + ": \"keypoints\" must be [x1, y1, v1, ...] (triples)");
+        }
+        for (const json& v : *kp) {
+          if (!v.is_number()) fail(source, name + ": \"keypoints\" holds a non-number");
+          ann.keypoints.push_back(v.get<double>());
+        }
+      }
+      if (entry.contains("num_keypoints")) {
+        ann.num_keypoints = require_int(entry, "num_keypoints", source, name);
+      }
       if (!annotation_ids.insert(ann.id).second) fail(source, fmt::format("duplicate {}", name));
       if (!image_ids.count(ann.image_id)) {
         fail(source, fmt::format("{}: unknown image_id {}", name, ann.image_id));

@@ -28,6 +28,9 @@ struct CocoAnnotation {
   double area = 0.0;             // as stored in the file (the segmentation area for COCO)
   bool iscrowd = false;
   bool ignore = false;  // optional "ignore" flag (read, but pycocotools bbox eval uses iscrowd)
+  // Person keypoints files: [x1, y1, v1, ...] and the count of labelled points (-1 when absent).
+  std::vector<double> keypoints;
+  int64_t num_keypoints = -1;
 };
 
 struct CocoCategory {
@@ -46,7 +49,8 @@ struct CocoFile {
 // Reads and checks a COCO annotation file. Throws core::InputError naming the file and the entry
 // for: a missing/unreadable file, malformed json, a missing or mistyped required field, duplicate
 // image/annotation/category ids, an annotation whose image_id or category_id is not declared, a
-// negative box size. `annotations` may be absent (an image-info-only file, like test2017).
+// negative box size, "keypoints" that are not numbers in triples. `annotations` may be absent (an
+// image-info-only file, like test2017).
 CocoFile read_coco_json(const std::filesystem::path& file);
 
 // Parses the same from text (`source_name` is used in messages).

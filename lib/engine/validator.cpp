@@ -244,7 +244,8 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
         detections.push_back({image_id(index),
                               category_id(classes.back()),
                               {box[0], box[1], box[2] - box[0], box[3] - box[1]},
-                              row[4]});
+                              row[4],
+                              {}});
       }
       metric.add_image(boxes, scores, classes, truth[b].boxes, truth[b].classes);
     }

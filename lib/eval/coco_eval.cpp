@@ -11,6 +11,7 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "core/error.h"
 #include "eval/coco_match.h"
 #include "eval/numeric.h"
 #include "eval/parallel.h"
@@ -49,6 +50,32 @@ Grouped group(size_t count, int num_categories, GetIds ids) {
   return g;
 }
 
+// Keypoint evaluation needs K points on both sides and the ground truth's labelled-point count.
+void check_keypoints(const std::vector<const data::CocoAnnotation*>& annotations,
+                     const std::vector<Detection>& detections, size_t k,
+                     const data::CocoFile& ground_truth) {
+  const auto fail = [&](const std::string& what) {
+    throw core::InputError(fmt::format("{}: {}", ground_truth.source.string(), what));
+  };
+  for (const auto* a : annotations) {
+    if (a->num_keypoints < 0) {
+      fail(fmt::format("annotation id {} has no \"num_keypoints\" (not a keypoints file?)", a->id));
+    }
+    if (a->keypoints.size() != 3 * k) {
+      fail(fmt::format("annotation id {} has {} keypoint values, expected {}", a->id,
+                       a->keypoints.size(), 3 * k));
+    }
+  }
+  for (size_t i = 0; i < detections.size(); ++i) {
+    if (detections[i].keypoints.size() != 3 * k) {
+      throw core::InputError(
+          fmt::format("detection #{} (image_id {}) has {} keypoint values, "
+                      "expected {}",
+                      i, detections[i].image_id, detections[i].keypoints.size(), 3 * k));
+    }
+  }
+}
+
 CocoAccumulation run_evaluation(const data::CocoFile& ground_truth,
                                 const std::vector<Detection>& detections, const CocoParams& params,
                                 const CocoEvalOptions& options, std::vector<int64_t>* num_gt) {
@@ -82,6 +109,9 @@ CocoAccumulation run_evaluation(const data::CocoFile& ground_truth,
     *im = image_index.at(detections[i].image_id);
   });
 
+  const bool keypoints = params.iou_type == IouType::kKeypoints;
+  if (keypoints)
+    check_keypoints(annotations, detections, params.kpt_oks_sigmas.size(), ground_truth);
   CocoAccumulation acc(params, K);
   num_gt->assign(static_cast<size_t>(K), 0);
   const size_t max_det = static_cast<size_t>(params.largest_max_det());
@@ -101,12 +131,14 @@ CocoAccumulation run_evaluation(const data::CocoFile& ground_truth,
       gt.clear();
       for (; gi < gend && gts.img[gts.order[gi]] == image; ++gi) {
         const data::CocoAnnotation& a = *annotations[gts.order[gi]];
-        gt.push_back({a.bbox, a.area, a.iscrowd, a.id});
+        // Keypoints: pycocotools also ignores ground truth without a labelled point.
+        gt.push_back({a.bbox, a.area, a.iscrowd, a.id, keypoints && a.num_keypoints == 0,
+                      keypoints ? &a.keypoints : nullptr});
       }
       dt.clear();
       for (; di < dend && dts.img[dts.order[di]] == image; ++di) {
         const Detection& d = detections[dts.order[di]];
-        dt.push_back({d.bbox_xywh, d.score});
+        dt.push_back({d.bbox_xywh, d.score, keypoints ? &d.keypoints : nullptr});
       }
       // Highest score first (stable, as np.argsort(kind='mergesort')), at most maxDets[-1].
       std::stable_sort(dt.begin(), dt.end(),
@@ -176,6 +208,26 @@ constexpr std::array<StatSpec, 12> kStatSpecs = {{{true, -1, "all", 2},
                                                   {false, -1, "medium", 2},
                                                   {false, -1, "large", 2}}};
 
+constexpr std::array<StatSpec, 10> kKeypointStatSpecs = {{{true, -1, "all", 0},
+                                                          {true, 0.5, "all", 0},
+                                                          {true, 0.75, "all", 0},
+                                                          {true, -1, "medium", 0},
+                                                          {true, -1, "large", 0},
+                                                          {false, -1, "all", 0},
+                                                          {false, 0.5, "all", 0},
+                                                          {false, 0.75, "all", 0},
+                                                          {false, -1, "medium", 0},
+                                                          {false, -1, "large", 0}}};
+
+std::vector<StatSpec> stat_specs(IouType type) {
+  if (type == IouType::kKeypoints) return {kKeypointStatSpecs.begin(), kKeypointStatSpecs.end()};
+  return {kStatSpecs.begin(), kStatSpecs.end()};
+}
+
+CocoParams params_for(IouType type) {
+  return type == IouType::kKeypoints ? coco_keypoint_params() : CocoParams{};
+}
+
 }  // namespace
 
 CocoAccumulation accumulate_coco(const data::CocoFile& ground_truth,
@@ -187,8 +239,10 @@ CocoAccumulation accumulate_coco(const data::CocoFile& ground_truth,
 
 std::array<double, 12> summarize_coco(const CocoAccumulation& acc, const CocoParams& params) {
   std::array<double, 12> stats{};
-  for (size_t i = 0; i < kStatSpecs.size(); ++i) {
-    const StatSpec& s = kStatSpecs[i];
+  stats.fill(-1.0);
+  const std::vector<StatSpec> specs = stat_specs(params.iou_type);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const StatSpec& s = specs[i];
     stats[i] = summarize_one(acc, params, s.ap, s.iou, s.iou < 0, s.area,
                              params.max_dets[static_cast<size_t>(s.max_det_index)]);
   }
@@ -198,10 +252,11 @@ std::array<double, 12> summarize_coco(const CocoAccumulation& acc, const CocoPar
 CocoStats evaluate_coco(const data::CocoFile& ground_truth,
                         const std::vector<Detection>& detections, const CocoEvalOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  const CocoParams params;
+  const CocoParams params = params_for(options.iou_type);
   std::vector<int64_t> num_gt;
   const CocoAccumulation acc = run_evaluation(ground_truth, detections, params, options, &num_gt);
   CocoStats out;
+  out.iou_type = options.iou_type;
   out.stats = summarize_coco(acc, params);
   std::vector<const data::CocoCategory*> categories;
   for (const auto& c : ground_truth.categories) categories.push_back(&c);
@@ -232,17 +287,20 @@ CocoStats evaluate_coco(const data::CocoFile& ground_truth,
   return out;
 }
 
-const std::array<const char*, 12>& coco_stat_keys() {
-  static const std::array<const char*, 12> keys = {"AP",  "AP50", "AP75",  "APs", "APm", "APl",
-                                                   "AR1", "AR10", "AR100", "ARs", "ARm", "ARl"};
-  return keys;
+const std::vector<const char*>& coco_stat_keys(IouType type) {
+  static const std::vector<const char*> box = {"AP",  "AP50", "AP75",  "APs", "APm", "APl",
+                                               "AR1", "AR10", "AR100", "ARs", "ARm", "ARl"};
+  static const std::vector<const char*> keypoints = {"AP", "AP50", "AP75", "APm", "APl",
+                                                     "AR", "AR50", "AR75", "ARm", "ARl"};
+  return type == IouType::kKeypoints ? keypoints : box;
 }
 
 std::string format_coco_summary(const CocoStats& stats) {
-  const CocoParams params;
+  const CocoParams params = params_for(stats.iou_type);
+  const std::vector<StatSpec> specs = stat_specs(stats.iou_type);
   std::string out;
-  for (size_t i = 0; i < kStatSpecs.size(); ++i) {
-    const StatSpec& s = kStatSpecs[i];
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const StatSpec& s = specs[i];
     const std::string iou = s.iou < 0
                                 ? fmt::format("{:0.2f}:{:0.2f}", params.iou_thresholds.front(),
                                               params.iou_thresholds.back())
@@ -257,8 +315,10 @@ std::string format_coco_summary(const CocoStats& stats) {
 
 std::string coco_stats_json(const CocoStats& stats) {
   nlohmann::ordered_json j;
-  for (size_t i = 0; i < 12; ++i) j[coco_stat_keys()[i]] = stats.stats[i];
-  j["stats"] = stats.stats;
+  const auto& keys = coco_stat_keys(stats.iou_type);
+  for (size_t i = 0; i < keys.size(); ++i) j[keys[i]] = stats.stats[i];
+  j["stats"] = std::vector<double>(stats.stats.begin(), stats.stats.begin() + keys.size());
+  j["iou_type"] = stats.iou_type == IouType::kKeypoints ? "keypoints" : "bbox";
   nlohmann::ordered_json per = nlohmann::ordered_json::array();
   for (const auto& c : stats.per_category) {
     per.push_back({{"category_id", c.category_id},

@@ -1,5 +1,5 @@
-// The COCO box evaluator: the same 12 numbers as pycocotools' COCOeval(iouType='bbox') on the same
-// ground truth and results, computed natively and on several threads.
+// The COCO evaluator: the same 12 numbers as pycocotools' COCOeval(iouType='bbox') (or the 10 of
+// iouType='keypoints') on the same ground truth and results, computed natively on several threads.
 //
 // Why: every mAP the trainer reports, and every comparison with published numbers, rests on this;
 // users trust pycocotools' numbers, so we reproduce its protocol exactly (crowd regions, area
@@ -29,7 +29,11 @@ struct CocoCategoryAp {
 };
 
 struct CocoStats {
-  std::array<double, 12> stats{};  // pycocotools' summarize() order; -1 where undefined
+  IouType iou_type = IouType::kBox;
+  // pycocotools' summarize() order; -1 where undefined. Keypoints fill the first 10 (AP, AP50,
+  // AP75, APm, APl, AR, AR50, AR75, ARm, ARl; the last two stay -1).
+  std::array<double, 12> stats{};
+  size_t num_stats() const { return iou_type == IouType::kKeypoints ? 10 : 12; }
   std::vector<CocoCategoryAp> per_category;
   double seconds = 0;  // evaluation wall time (matching, accumulation, summary), not file reading
   size_t num_images = 0;
@@ -38,12 +42,14 @@ struct CocoStats {
 };
 
 struct CocoEvalOptions {
-  int threads = 0;  // 0 = hardware concurrency
+  int threads = 0;                   // 0 = hardware concurrency
+  IouType iou_type = IouType::kBox;  // kKeypoints: OKS with COCO's 17 sigmas (coco_keypoint_params)
 };
 
 // Evaluates `detections` against `ground_truth` over all its images and categories (pycocotools'
-// defaults). Throws core::InputError for a detection with an unknown image or category id, a
-// non-finite score or box, or a negative size (see check_detections).
+// defaults for the options' iou_type). Throws core::InputError for a detection with an unknown
+// image or category id, a non-finite score or box, or a negative size (see check_detections); for
+// keypoints also for ground truth without "num_keypoints" or either side without 17 points.
 CocoStats evaluate_coco(const data::CocoFile& ground_truth,
                         const std::vector<Detection>& detections,
                         const CocoEvalOptions& options = {});
@@ -54,11 +60,12 @@ CocoAccumulation accumulate_coco(const data::CocoFile& ground_truth,
                                  const std::vector<Detection>& detections, const CocoParams& params,
                                  const CocoEvalOptions& options = {});
 
-// pycocotools' summarize() on an accumulation: the 12 stats.
+// pycocotools' summarize() on an accumulation: the 12 stats (10 for keypoints, then -1, -1).
 std::array<double, 12> summarize_coco(const CocoAccumulation& acc, const CocoParams& params);
 
-// Short names of the 12 stats: AP, AP50, AP75, APs, APm, APl, AR1, AR10, AR100, ARs, ARm, ARl.
-const std::array<const char*, 12>& coco_stat_keys();
+// Short names of the stats: AP, AP50, AP75, APs, APm, APl, AR1, AR10, AR100, ARs, ARm, ARl; for
+// keypoints AP, AP50, AP75, APm, APl, AR, AR50, AR75, ARm, ARl.
+const std::vector<const char*>& coco_stat_keys(IouType type = IouType::kBox);
 
 // The 12 lines pycocotools prints (" Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all |
 // ...").

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
+
+#include "eval/numeric.h"
 
 namespace trainer::eval {
 
@@ -21,6 +24,37 @@ double coco_box_iou(const std::array<double, 4>& d, const std::array<double, 4>&
   return i / u;
 }
 
+double coco_keypoint_oks(const std::vector<double>& dt, const std::vector<double>& gt,
+                         const std::array<double, 4>& bb, double gt_area,
+                         const std::vector<double>& sigmas) {
+  const size_t k = sigmas.size();
+  if (dt.size() != 3 * k || gt.size() != 3 * k) {
+    throw std::invalid_argument("coco_keypoint_oks: keypoints and sigmas differ in length");
+  }
+  size_t labelled = 0;
+  for (size_t i = 0; i < k; ++i) labelled += gt[3 * i + 2] > 0;
+  const double x0 = bb[0] - bb[2], x1 = bb[0] + bb[2] * 2;
+  const double y0 = bb[1] - bb[3], y1 = bb[1] + bb[3] * 2;
+  constexpr double kSpacing = 2.220446049250313e-16;  // np.spacing(1)
+  std::vector<double> terms;
+  terms.reserve(k);
+  for (size_t i = 0; i < k; ++i) {
+    double dx, dy;
+    if (labelled > 0) {
+      if (!(gt[3 * i + 2] > 0)) continue;
+      dx = dt[3 * i] - gt[3 * i];
+      dy = dt[3 * i + 1] - gt[3 * i + 1];
+    } else {
+      dx = std::max(0.0, x0 - dt[3 * i]) + std::max(0.0, dt[3 * i] - x1);
+      dy = std::max(0.0, y0 - dt[3 * i + 1]) + std::max(0.0, dt[3 * i + 1] - y1);
+    }
+    const double var = (sigmas[i] * 2) * (sigmas[i] * 2);
+    const double e = (dx * dx + dy * dy) / var / (gt_area + kSpacing) / 2;
+    terms.push_back(std::exp(-e));
+  }
+  return pairwise_sum(terms.data(), terms.size()) / static_cast<double>(terms.size());
+}
+
 void match_image_category(const std::vector<DtBox>& dt, const std::vector<GtBox>& gt,
                           const CocoParams& params, std::vector<MatchResult>* out,
                           std::vector<double>* scratch) {
@@ -29,9 +63,13 @@ void match_image_category(const std::vector<DtBox>& dt, const std::vector<GtBox>
   const size_t T = params.iou_thresholds.size();
   std::vector<double>& ious = *scratch;  // [d][g] in file order of gt
   ious.assign(D * G, 0.0);
+  const bool oks = params.iou_type == IouType::kKeypoints;
   for (size_t d = 0; d < D; ++d) {
-    for (size_t g = 0; g < G; ++g)
-      ious[d * G + g] = coco_box_iou(dt[d].bbox, gt[g].bbox, gt[g].crowd);
+    for (size_t g = 0; g < G; ++g) {
+      ious[d * G + g] = oks ? coco_keypoint_oks(*dt[d].keypoints, *gt[g].keypoints, gt[g].bbox,
+                                                gt[g].area, params.kpt_oks_sigmas)
+                            : coco_box_iou(dt[d].bbox, gt[g].bbox, gt[g].crowd);
+    }
   }
 
   out->resize(params.area_ranges.size());
@@ -44,7 +82,7 @@ void match_image_category(const std::vector<DtBox>& dt, const std::vector<GtBox>
     result.flags.assign(T * D, 0);
     result.num_gt_counted = 0;
     for (size_t g = 0; g < G; ++g) {
-      gt_ignore[g] = gt[g].crowd || gt[g].area < range.lo || gt[g].area > range.hi;
+      gt_ignore[g] = gt[g].crowd || gt[g].ignore || gt[g].area < range.lo || gt[g].area > range.hi;
       if (!gt_ignore[g]) ++result.num_gt_counted;
     }
     // Ground truth in the order the matcher visits it: counted first, ignored last, stable.

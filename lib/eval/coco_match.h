@@ -1,6 +1,6 @@
-// One (image, category) of the COCO protocol: box IoU with the crowd rule, then greedy matching of
-// score-ordered detections to ground truth at every IoU threshold and area range
-// (pycocotools `computeIoU` + `evaluateImg`).
+// One (image, category) of the COCO protocol: box IoU with the crowd rule (or keypoint OKS), then
+// greedy matching of score-ordered detections to ground truth at every threshold and area range
+// (pycocotools `computeIoU` / `computeOks` + `evaluateImg`).
 //
 // Why a separate unit: this is where the protocol's subtleties live (crowd regions absorb any
 // number of detections, ignored ground truth is matched only when nothing better is left, unmatched
@@ -19,18 +19,28 @@ struct GtBox {
   std::array<double, 4> bbox{};  // x, y, w, h
   double area = 0;               // the annotation's "area" (not w*h)
   bool crowd = false;
-  int64_t id = 0;  // annotation id; pycocotools treats a match to id 0 as no match
+  int64_t id = 0;       // annotation id; pycocotools treats a match to id 0 as no match
+  bool ignore = false;  // ignored besides crowd (keypoints: no labelled point)
+  const std::vector<double>* keypoints = nullptr;  // keypoint evaluation: [x, y, v] * K
 };
 
 struct DtBox {
   std::array<double, 4> bbox{};  // x, y, w, h
   double score = 0;
+  const std::vector<double>* keypoints = nullptr;  // keypoint evaluation: [x, y, s] * K
   double area() const { return bbox[2] * bbox[3]; }
 };
 
 // pycocotools' bbIou for one pair: intersection over union, or over the detection's own area when
 // the ground truth is a crowd region; 0 when the boxes do not overlap with positive width/height.
 double coco_box_iou(const std::array<double, 4>& dt, const std::array<double, 4>& gt, bool crowd);
+
+// pycocotools' computeOks for one pair: with labelled ground-truth points, the mean over them of
+// exp(-d^2 / (2 s^2 (area + eps) 2)) with s = 2 sigma; without any, the distance of every detected
+// point outside the ground truth box enlarged to three times its size, over all points.
+double coco_keypoint_oks(const std::vector<double>& dt, const std::vector<double>& gt,
+                         const std::array<double, 4>& gt_bbox, double gt_area,
+                         const std::vector<double>& sigmas);
 
 // Flags for one detection at one IoU threshold.
 enum DetectionFlag : uint8_t {

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -109,6 +111,20 @@ void check_one(const Detection& d, size_t index, const IdSets& ids, const std::s
   if (d.bbox_xywh[2] < 0 || d.bbox_xywh[3] < 0) {
     bad(fmt::format("negative box size {}x{}", d.bbox_xywh[2], d.bbox_xywh[3]));
   }
+  for (double v : d.keypoints) {
+    if (!std::isfinite(v)) bad(fmt::format("keypoints hold {}", v));
+  }
+}
+
+// pycocotools' loadRes for keypoint results without a box: the extent of all points (the
+// visibility is not consulted), as [x0, y0, x1 - x0, y1 - y0].
+std::array<double, 4> keypoint_extent(const std::vector<double>& k) {
+  double x0 = k[0], x1 = k[0], y0 = k[1], y1 = k[1];
+  for (size_t i = 0; i + 2 < k.size(); i += 3) {
+    x0 = std::min(x0, k[i]), x1 = std::max(x1, k[i]);
+    y0 = std::min(y0, k[i + 1]), y1 = std::max(y1, k[i + 1]);
+  }
+  return {x0, y0, x1 - x0, y1 - y0};
 }
 
 }  // namespace
@@ -143,13 +159,25 @@ std::vector<Detection> parse_coco_results(const std::string& text, const std::st
         read_id(entry, "image_id", source, [&] { return fmt::format("detection #{}", index); });
     const auto name = [&] { return describe(index, d.image_id); };
     d.category_id = read_id(entry, "category_id", source, name);
-    auto bbox = entry.find("bbox");
-    if (bbox == entry.end()) fail(source, fmt::format("{} has no \"bbox\"", name()));
-    if (!bbox->is_array() || bbox->size() != 4) {
-      fail(source, fmt::format("{}: \"bbox\" must be [x, y, w, h], got {}", name(), bbox->dump()));
+    if (auto kp = entry.find("keypoints"); kp != entry.end()) {
+      if (!kp->is_array() || kp->empty() || kp->size() % 3 != 0) {
+        fail(source, fmt::format("{}: \"keypoints\" must be [x1, y1, s1, ...] (triples)", name()));
+      }
+      for (const json& v : *kp)
+        d.keypoints.push_back(read_number(v, source, name, "a keypoint value"));
     }
-    for (size_t k = 0; k < 4; ++k) {
-      d.bbox_xywh[k] = read_number((*bbox)[k], source, name, "a bbox value");
+    auto bbox = entry.find("bbox");
+    if (bbox == entry.end() && !d.keypoints.empty()) {
+      d.bbox_xywh = keypoint_extent(d.keypoints);
+    } else {
+      if (bbox == entry.end()) fail(source, fmt::format("{} has no \"bbox\"", name()));
+      if (!bbox->is_array() || bbox->size() != 4) {
+        fail(source,
+             fmt::format("{}: \"bbox\" must be [x, y, w, h], got {}", name(), bbox->dump()));
+      }
+      for (size_t k = 0; k < 4; ++k) {
+        d.bbox_xywh[k] = read_number((*bbox)[k], source, name, "a bbox value");
+      }
     }
     auto score = entry.find("score");
     if (score == entry.end()) fail(source, fmt::format("{} has no \"score\"", name()));

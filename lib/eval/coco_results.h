@@ -20,10 +20,13 @@ struct Detection {
   int64_t category_id = 0;
   std::array<double, 4> bbox_xywh{};  // x, y, w, h in pixels (top-left origin)
   double score = 0.0;
+  std::vector<double> keypoints{};  // [x1, y1, s1, ...] for keypoint results; empty otherwise
 };
 
 // Parses a results file's text. Throws core::InputError naming `source` and the entry (its index
-// and image id) for: malformed json, a top level that is not a list, a missing or mistyped field,
+// and image id) for: malformed json, a top level that is not a list, a missing or mistyped field
+// ("bbox" may be left out when "keypoints" are given: the box is then the keypoints' extent, as
+// pycocotools' loadRes makes it),
 // a NaN or infinite score or coordinate, a negative width or height, an image_id that is not in
 // `ground_truth`, a category_id that is not one of its categories. Extra fields are ignored.
 std::vector<Detection> parse_coco_results(const std::string& text, const std::string& source,

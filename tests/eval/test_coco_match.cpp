@@ -1,6 +1,8 @@
 // COCO matching of one image and category (eval/coco_match.h), box by box against hand values.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <stdexcept>
 #include <vector>
 
 #include "eval/coco_match.h"
@@ -148,4 +150,37 @@ TEST_CASE("no ground truth or no detections: nothing matched") {
   match_image_category({}, {gt_box(0, 0, 10, 10)}, params, &out, &scratch);
   CHECK(out[0].num_gt_counted == 1);
   CHECK(out[0].flags.empty());
+}
+
+TEST_CASE("coco_keypoint_oks: labelled points, the unlabelled box rule, and a hand value") {
+  const std::vector<double> sigmas = coco_keypoint_params().kpt_oks_sigmas;
+  REQUIRE(sigmas.size() == 17);
+  CHECK(sigmas[0] == .26 / 10.0);  // as NumPy divides: not the literal 0.026
+  CHECK(sigmas[16] == doctest::Approx(0.089));
+  std::vector<double> gt(51, 0.0), dt(51, 0.0);
+  // Only point 0 labelled, at (100, 100); the detection's point 0 is 3, 4 px away (d^2 = 25).
+  gt[0] = 100, gt[1] = 100, gt[2] = 2;
+  dt[0] = 103, dt[1] = 104;
+  // e = 25 / (2 * 0.026)^2 / (10000 + eps) / 2 = 0.4622781...; OKS = exp(-e) = 0.6298...
+  const double e = 25.0 / (0.052 * 0.052) / 10000.0 / 2.0;
+  CHECK(coco_keypoint_oks(dt, gt, {50, 50, 100, 100}, 10000.0, sigmas) ==
+        doctest::Approx(std::exp(-e)).epsilon(1e-12));
+  CHECK(std::exp(-e) == doctest::Approx(0.62982).epsilon(1e-4));
+  // Two labelled points: the mean of the two terms (point 1 exact: term 1).
+  gt[3] = 10, gt[4] = 10, gt[5] = 1;
+  dt[3] = 10, dt[4] = 10;
+  CHECK(coco_keypoint_oks(dt, gt, {50, 50, 100, 100}, 10000.0, sigmas) ==
+        doctest::Approx((std::exp(-e) + 1.0) / 2));
+  // No labelled point: distances to the box enlarged to [x - w, x + 2w] x [y - h, y + 2h];
+  // every detected point inside it gives exp(0) = 1 for all 17 points.
+  std::vector<double> none(51, 0.0), inside(51, 0.0);
+  for (int k = 0; k < 17; ++k) inside[3 * k] = -40, inside[3 * k + 1] = 250;  // box [50,50,100,100]
+  CHECK(coco_keypoint_oks(inside, none, {50, 50, 100, 100}, 10000.0, sigmas) == 1.0);
+  // One point 10 px left of the enlarged box (x0 = -50): only its term drops.
+  inside[0] = -60;
+  const double e0 = 100.0 / (0.052 * 0.052) / 10000.0 / 2.0;
+  CHECK(coco_keypoint_oks(inside, none, {50, 50, 100, 100}, 10000.0, sigmas) ==
+        doctest::Approx((16.0 + std::exp(-e0)) / 17.0));
+  CHECK_THROWS_AS(coco_keypoint_oks(std::vector<double>(6), gt, {0, 0, 1, 1}, 1.0, sigmas),
+                  std::invalid_argument);
 }

@@ -73,3 +73,47 @@ TEST_CASE("trainer eval: bad results exit 2 naming the entry, and write nothing"
                     &out) == 2);
   CHECK(out.find("missing.json: cannot open results file") != std::string::npos);
 }
+
+TEST_CASE("trainer eval --iou-type keypoints prints pycocotools' 10 OKS lines") {
+  TempDir dir;
+  std::string points;  // 17 labelled points on a diagonal of the person's box
+  for (int k = 0; k < 17; ++k) {
+    points +=
+        (k ? ", " : "") + std::to_string(10 + 5 * k) + ", " + std::to_string(20 + 5 * k) + ", 2";
+  }
+  write_text(dir / "gt.json",
+             R"({"images": [{"id": 1, "file_name": "1.jpg", "width": 640, "height": 480}],
+    "categories": [{"id": 1, "name": "person"}],
+    "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 100, 100],
+                     "area": 5000, "iscrowd": 0, "num_keypoints": 17, "keypoints": [)" +
+                 points + "]}]}");
+  // The exact points (no box: it comes from their extent) and a far-off false positive.
+  write_text(dir / "kps.json",
+             R"([{"image_id": 1, "category_id": 1, "score": 0.9, "keypoints": [)" + points + R"(]},
+    {"image_id": 1, "category_id": 1, "score": 0.5, "bbox": [300, 300, 50, 50],
+     "keypoints": [)" +
+                 std::string(points).replace(0, 2, "99") + "]}]");
+  std::string out;
+  REQUIRE(run_command(kTrainer + " eval " + (dir / "gt.json").string() + " " +
+                          (dir / "kps.json").string() + " --iou-type keypoints --json " +
+                          (dir / "stats.json").string(),
+                      &out) == 0);
+  CHECK(
+      out.find(" Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets= 20 ] = 1.000") !=
+      std::string::npos);
+  CHECK(out.find(
+            " Average Recall     (AR) @[ IoU=0.50:0.95 | area= large | maxDets= 20 ] = -1.000") !=
+        std::string::npos);
+  const auto j = nlohmann::json::parse(trainer::test::read_text(dir / "stats.json"));
+  CHECK(j.at("iou_type") == "keypoints");
+  CHECK(j.at("stats").size() == 10);
+  CHECK(j.at("APm").get<double>() == doctest::Approx(1.0));
+  // A box results file has no keypoints: a clear error naming the detection.
+  write_text(dir / "boxes.json",
+             R"([{"image_id": 1, "category_id": 1, "bbox": [0, 0, 9, 9], "score": 1}])");
+  CHECK(run_command(kTrainer + " eval " + (dir / "gt.json").string() + " " +
+                        (dir / "boxes.json").string() + " --iou-type keypoints",
+                    &out) == 2);
+  CHECK(out.find("detection #0 (image_id 1) has 0 keypoint values, expected 51") !=
+        std::string::npos);
+}

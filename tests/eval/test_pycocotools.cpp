@@ -66,3 +66,48 @@ TEST_CASE("all 12 stats agree with pycocotools on coco128 and eleven detection s
   MESSAGE("pycocotools agreement: " << exact << "/" << total << " stats bit-identical, max |diff| "
                                     << max_diff);
 }
+
+TEST_CASE("all 10 keypoint stats agree with pycocotools' COCOeval(iouType='keypoints')") {
+  const std::string python = python_with_pycocotools();
+  if (python.empty()) {
+    TRAINER_SKIP("no python with pycocotools (run scripts/setup.sh, or set TRAINER_PYTHON)");
+  }
+  test::TempDir dir;
+  std::string out;
+  REQUIRE_MESSAGE(
+      test::run_command("'" + python +
+                            "' '" TRAINER_EVAL_SCRIPTS "/pycocotools_keypoints_reference.py' '" +
+                            dir.path().string() + "'",
+                        &out) == 0,
+      out);
+  const auto reference = nlohmann::json::parse(test::read_text(dir / "stats.json"));
+  REQUIRE(reference.size() >= 8);
+  const data::CocoFile gt = data::read_coco_json(dir / "gt.json");
+  size_t unlabelled = 0, crowd = 0;
+  for (const auto& a : gt.annotations) {
+    unlabelled += a.num_keypoints == 0;
+    crowd += a.iscrowd;
+  }
+  CHECK(unlabelled > 0);  // the ignore rules are exercised
+  CHECK(crowd > 0);
+  eval::CocoEvalOptions options;
+  options.iou_type = eval::IouType::kKeypoints;
+  double max_diff = 0;
+  size_t exact = 0, total = 0;
+  for (const auto& [name, expected] : reference.items()) {
+    CAPTURE(name);
+    const auto detections = eval::read_coco_results(dir / (name + ".json"), gt);
+    const eval::CocoStats stats = eval::evaluate_coco(gt, detections, options);
+    REQUIRE(stats.num_stats() == 10);
+    for (size_t i = 0; i < 10; ++i) {
+      CAPTURE(i);
+      const double want = expected.at(i).get<double>();
+      CHECK(std::fabs(stats.stats[i] - want) <= 1e-6);
+      max_diff = std::max(max_diff, std::fabs(stats.stats[i] - want));
+      exact += stats.stats[i] == want;
+      ++total;
+    }
+  }
+  MESSAGE("pycocotools keypoints agreement: " << exact << "/" << total
+                                              << " stats bit-identical, max |diff| " << max_diff);
+}

@@ -27,8 +27,8 @@ using PickPartner = std::function<int64_t(SampleRng& rng)>;
 struct TrainRecipe {
   int imgsz = 640;
   core::AugmentConfig augment;
-  bool mosaic_on = true;      // false after close_mosaic (also turns mixup off)
-  std::vector<int> flip_idx;  // pose: the keypoint permutation applied after a flip
+  bool mosaic_on = true;        // false after close_mosaic (also turns mixup off)
+  std::vector<int> flip_idx{};  // pose: the keypoint permutation applied after a flip
 };
 
 Sample train_sample(int64_t index, const FetchSample& fetch, const PickPartner& pick,
