@@ -9,8 +9,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "core/task.h"
 
 namespace trainer::core {
 
@@ -91,7 +94,9 @@ struct AugmentConfig {
 };
 
 struct RunConfig {
-  std::string task = "detect";
+  // The `task` key; unset = from the model name (core::resolve_task). Loading a config resolves
+  // it, so a loaded config always holds the run's task.
+  std::optional<Task> task;
   int64_t seed = 0;
   bool deterministic = true;
   Precision precision =
