@@ -19,22 +19,8 @@
 #include "eval/coco_eval.h"
 #include "model/detection_model.h"
 #include "model/model_name.h"
-#include "model/weights_io.h"
 
 namespace trainer::app {
-namespace {
-
-// A weights file, or a checkpoint whose EMA weights are used.
-void load_any_weights(model::DetectionModelImpl& model, const std::filesystem::path& path) {
-  if (path.extension() == ".ckpt") {
-    model::load_weights(model, engine::ema_weights(engine::load_checkpoint(path)),
-                        path.string() + " (EMA weights)");
-    return;
-  }
-  model::load_weights(model, path);
-}
-
-}  // namespace
 
 Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
   struct Options {
@@ -69,7 +55,7 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
             auto model = model::build_detection_model(model::parse_model_name(config.model.model),
                                                       spec.nc());
             if (!weights.empty()) {
-              load_any_weights(*model, weights);
+              engine::load_weights_or_checkpoint(*model, weights);
             } else {
               spdlog::warn("no weights=PATH given: scoring a freshly initialised model");
             }

@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "core/task.h"
+#include "optim/optimizer_kind.h"  // torch-free: the optimizer kinds lib/optim owns
 
 namespace trainer::core {
 
-enum class OptimizerKind { kAuto, kMuSGD, kSGD, kAdamW };
 enum class OptimizerImpl { kScalar, kBatched, kPadded };
 enum class EmaImpl { kScalar, kForeach };
 enum class Precision { kBF16, kFP32 };
@@ -51,7 +51,7 @@ struct ScheduleConfig {
 };
 
 struct OptimConfig {
-  OptimizerKind optimizer = OptimizerKind::kAuto;
+  optim::OptimizerKind optimizer = optim::OptimizerKind::kAuto;
   double lr0 = 0.01;
   double momentum = 0.937;
   double weight_decay = 0.0005;

@@ -140,13 +140,16 @@ std::vector<FieldSpec> build_fields() {
     f.push_back(std::move(cache));
   }
   // optimizer
-  f.push_back(choice_field<OptimizerKind>(
-      "optimizer", "optim", [](auto& c) -> auto& { return c.optim.optimizer; },
-      {{"auto", OptimizerKind::kAuto},
-       {"MuSGD", OptimizerKind::kMuSGD},
-       {"SGD", OptimizerKind::kSGD},
-       {"AdamW", OptimizerKind::kAdamW}},
-      "auto picks MuSGD for long runs (>10k iterations), AdamW otherwise"));
+  {
+    std::vector<std::pair<std::string, optim::OptimizerKind>> kinds;
+    for (auto kind : {optim::OptimizerKind::kAuto, optim::OptimizerKind::kMuSGD,
+                      optim::OptimizerKind::kSGD, optim::OptimizerKind::kAdamW}) {
+      kinds.emplace_back(optim::optimizer_kind_name(kind), kind);
+    }
+    f.push_back(choice_field<optim::OptimizerKind>(
+        "optimizer", "optim", [](auto& c) -> auto& { return c.optim.optimizer; }, kinds,
+        "auto picks MuSGD for long runs (>10k iterations), AdamW otherwise"));
+  }
   f.push_back(float_field(
       "lr0", "optim", [](auto& c) -> auto& { return c.optim.lr0; }, open_closed(0, 10),
       "initial learning rate"));

@@ -29,8 +29,7 @@ void TrainStep::reset_epoch() {
 void TrainStep::apply_schedule(int64_t ni, int64_t /*epoch*/) {
   const auto& s = ctx_.schedule;
   accumulate_ = optim::accumulate_at(s, ni);
-  // AdamW's beta1 is fixed at construction (the reference's warmup touches only `momentum`).
-  const bool has_momentum = ctx_.optimizer_choice.name != "AdamW";
+  const bool has_momentum = optim::schedules_momentum(ctx_.optimizer_choice.kind);
   const double momentum = optim::momentum_at(s, ni, ctx_.optimizer_choice.momentum);
   for (auto& group : ctx_.optimizer->groups()) {
     group.lr = optim::group_lr(s, group.kind, group.initial_lr, ni);

@@ -350,7 +350,8 @@ FitResult fit(const core::TrainConfig& config_in, const FitOptions& options) {
       ckpt.best_fitness = result.best_fitness;
       ckpt.best_epoch = result.best_epoch;
       ckpt.loss_updates = ctx.criterion->epoch_updates();
-      ckpt.optimizer_name = ctx.optimizer_choice.name;
+      // The file keeps the reference's spelling of the optimizer (a string, as its checkpoints do).
+      ckpt.optimizer_name = optim::optimizer_kind_name(ctx.optimizer_choice.kind);
       ckpt.model = to_map(ctx.live_state);
       ckpt.ema = ctx.ema->state_dict();
       ckpt.optimizer = ctx.optimizer->state_dict();
