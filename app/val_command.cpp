@@ -15,9 +15,9 @@
 #include "engine/checkpoint.h"
 #include "engine/device.h"
 #include "engine/memory_format.h"
+#include "engine/task.h"
 #include "engine/validator.h"
 #include "eval/coco_eval.h"
-#include "model/detection_model.h"
 #include "model/model_name.h"
 
 namespace trainer::app {
@@ -46,14 +46,14 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
             const auto [file, overrides] = split_config_args(args);
             auto config = core::load_config(file, overrides).config;
             if (config.run.name == "train") config.run.name = "val";
+            const auto task = engine::make_task_definition(config);
             const auto device = engine::resolve_device(config.run.device);
             if (config.run.deterministic) engine::ensure_cublas_workspace_config();
             engine::use_device(device);
             const auto spec = data::load_dataset_yaml(config.data.data);
             auto val_set =
                 std::make_shared<data::DatasetIndex>(data::load_split(spec, data::Split::kVal));
-            auto model = model::build_detection_model(model::parse_model_name(config.model.model),
-                                                      spec.nc());
+            auto model = task->build_model(model::parse_model_name(config.model.model), spec.nc());
             if (!weights.empty()) {
               engine::load_weights_or_checkpoint(*model, weights);
             } else {
@@ -66,8 +66,8 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
             vo.keep_detections = true;
             const auto result = validator.run(*model, nullptr, vo);
             const auto run_dir = core::create_run_dir(config.run);
-            engine::write_predictions_json(result.detections, run_dir / "predictions.json");
-            std::cout << engine::format_validation_table(result, spec.names, opts->per_class);
+            task->write_predictions(result, run_dir / "predictions.json");
+            std::cout << task->validation_table(result, spec.names, opts->per_class);
             if (result.coco) std::cout << eval::format_coco_summary(*result.coco);
             std::cout << fmt::format(
                 "Speed: {:.1f} ms preprocess, {:.1f} ms inference, {:.1f} ms postprocess per "

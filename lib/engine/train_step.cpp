@@ -21,7 +21,7 @@ TrainStep::TrainStep(TrainingContext& context) : ctx_(context) {
 
 void TrainStep::reset_epoch() {
   const auto options = torch::TensorOptions().dtype(torch::kFloat).device(ctx_.device);
-  loss_sum_ = torch::zeros({3}, options);
+  loss_sum_ = torch::zeros({static_cast<int64_t>(ctx_.columns.loss_names.size())}, options);
   non_finite_ = torch::zeros({}, options.dtype(torch::kBool));
   batches_ = 0;
 }

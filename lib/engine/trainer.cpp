@@ -10,6 +10,8 @@
 //   are also exported as weights/last.pt and best.pt (lib/model/weights_io.h). Resuming from a
 //   checkpoint older than the run's last.ckpt continues in a new folder <run>-from-epochN
 //   (engine/resume.h).
+// - What depends on the task (loss items, metrics, fitness, previews) is asked of the run's
+//   TaskDefinition (engine/task.h).
 #include "engine/trainer.h"
 
 #include <fmt/format.h>
@@ -19,7 +21,6 @@
 
 #include "core/config_writer.h"
 #include "core/logging.h"
-#include "data/batch_plot.h"
 #include "data/loader_options.h"
 #include "engine/epoch_record.h"
 #include "engine/memory_format.h"
@@ -29,6 +30,7 @@
 #include "engine/run_state.h"
 #include "engine/train_step.h"
 #include "engine/training_context.h"
+#include "model/model_name.h"
 #include "model/weights_io.h"
 
 namespace trainer::engine {
@@ -70,25 +72,12 @@ void save_checkpoints(const Checkpoint& ckpt, model::DetectionModelImpl& eval_mo
   }
 }
 
-EpochValidation epoch_validation(const ValidationResult& val) {
-  EpochValidation v;
-  v.precision = val.metric.precision;
-  v.recall = val.metric.recall;
-  v.map50 = val.metric.map50;
-  v.map50_95 = val.metric.map50_95;
-  if (val.coco) {
-    v.coco_ap = val.coco->stats[0];
-    v.coco_ap50 = val.coco->stats[1];
-  }
-  if (val.has_loss) v.loss_items.assign(val.loss_items.begin(), val.loss_items.end());
-  return v;
-}
-
 }  // namespace
 
 FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
   const auto run_start = std::chrono::steady_clock::now();
   const bool main_rank = options.rank == 0;
+  make_task_definition(config);  // an unimplemented task fails before the run folder exists
 
   // Run folder: a resumed run continues in its own folder (runs/x/weights/last.ckpt -> runs/x).
   FitResult result;
@@ -108,8 +97,9 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
   context_options.world_size = options.world_size;
   context_options.show_progress = options.interactive;
   TrainingContext ctx = build_training_context(config, context_options);
+  const TaskDefinition& task = *ctx.task;
   Validator validator(ctx.val_set, ctx.dataset, config, ctx.device);
-  auto eval_model = model::build_detection_model(ctx.model->name(), ctx.dataset.nc());
+  auto eval_model = task.build_model(model::parse_model_name(config.model.model), ctx.dataset.nc());
   eval_model->to(ctx.device);
   apply_memory_format(*eval_model, model_memory_format(config, ctx.device));
   const auto eval_state = named_state(*eval_model);
@@ -123,13 +113,12 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
     result.best_fitness = folder.resume->best_fitness;
     result.best_epoch = folder.resume->best_epoch;
   }
-  const std::vector<std::string> loss_names = detection_loss_names(ctx.model->reg_max());
-  EpochRecord layout;  // the columns: this run's loss items and parameter groups
-  layout.loss_names = loss_names;
-  layout.train_loss.assign(loss_names.size(), 0.0);
+  EpochRecord layout;  // the columns: the task's loss items and metrics, the parameter groups
+  layout.columns = ctx.columns;
+  layout.train_loss.assign(ctx.columns.loss_names.size(), 0.0);
   layout.learning_rates.assign(ctx.optimizer->groups().size(), 0.0);
   ResultsLog results(result.run_dir / "results.csv", layout.header(), start_epoch);
-  ProgressLine progress(epochs, nb, config.data.imgsz, options.interactive, loss_names);
+  ProgressLine progress(epochs, nb, config.data.imgsz, options.interactive, ctx.columns.loss_names);
   int non_finite_recoveries = 0;  // consecutive, reset by a good epoch (the reference's rule)
   int64_t last_saved_epoch = folder.resume ? folder.resume->epoch : -1;  // what last.ckpt holds
 
@@ -147,8 +136,8 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
       if (options.inject_non_finite && options.inject_non_finite(epoch, i)) step.poison_next_loss();
       step.run(*batch, ni);
       if (main_rank && config.run.plots && epoch == start_epoch && i < 3 && start_epoch == 0) {
-        data::save_batch_plot(*batch, ctx.dataset.names,
-                              result.run_dir / fmt::format("train_batch{}.jpg", i));
+        task.save_batch_preview(*batch, ctx.dataset.names,
+                                result.run_dir / fmt::format("train_batch{}.jpg", i));
       }
       ++i;
       if (progress.due()) {
@@ -179,12 +168,12 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
       if (main_rank) {
         spdlog::info(
             "validation (EMA weights, {} images):\n{}", val->images,
-            format_validation_table(*val, ctx.dataset.names, options.per_class && final_epoch));
+            task.validation_table(*val, ctx.dataset.names, options.per_class && final_epoch));
       }
     }
     double loss_sum = 0;
     for (double l : losses) loss_sum += l;
-    const double fitness = val ? val->metric.fitness : -loss_sum;
+    const double fitness = val ? task.fitness(*val) : -loss_sum;
     const bool improved = result.best_epoch < 0 || fitness >= result.best_fitness;
     if (improved) {
       result.best_fitness = fitness;
@@ -198,7 +187,7 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
       record.seconds = seconds_since(run_start);
       record.train_loss = losses;
       record.learning_rates = lrs;
-      if (val) record.validation = epoch_validation(*val);
+      if (val) record.validation = task.epoch_validation(*val);
       results.append(record.row());
       if (config.run.plots)
         plot_results(results.columns(), results.rows(), result.run_dir / "results.png");

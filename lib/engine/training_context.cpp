@@ -64,6 +64,7 @@ TrainingContext build_training_context(const core::TrainConfig& config,
                                        const ContextOptions& options) {
   TrainingContext ctx;
   ctx.config = config;
+  ctx.task = make_task_definition(config);  // first: an unimplemented task fails before any work
   ctx.device = resolve_device(config.run.device);
   seed_everything(config.run.seed, config.run.deterministic);  // before any cuBLAS call
   use_device(ctx.device);                                      // before the loader pins memory
@@ -81,7 +82,7 @@ TrainingContext build_training_context(const core::TrainConfig& config,
   ctx.train_loader = std::make_unique<data::Loader>(*ctx.train_set, loader_options);
 
   const auto name = model::parse_model_name(config.model.model);
-  ctx.model = model::build_detection_model(name, ctx.dataset.nc());
+  ctx.model = ctx.task->build_model(name, ctx.dataset.nc());
   ctx.model->to(ctx.device);
   apply_memory_format(*ctx.model, model_memory_format(config, ctx.device));
   ctx.model->train();
@@ -89,12 +90,8 @@ TrainingContext build_training_context(const core::TrainConfig& config,
     if (p.requires_grad()) ctx.trainable.push_back(p);
   }
 
-  loss::LossGains gains;
-  gains.box = config.loss.box;
-  gains.cls = config.loss.cls;
-  gains.dfl = config.loss.dfl;
-  ctx.criterion = std::make_unique<loss::DetectionLoss>(
-      ctx.dataset.nc(), ctx.model->reg_max(), ctx.model->strides(), gains, ctx.model->end2end());
+  ctx.criterion = ctx.task->build_loss(config.loss, *ctx.model, ctx.dataset.nc());
+  ctx.columns = ctx.task->columns(*ctx.model);
 
   ctx.optimizer_choice =
       choose_optimizer(config, static_cast<int64_t>(ctx.train_set->size()), ctx.dataset.nc());

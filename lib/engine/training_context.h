@@ -13,6 +13,7 @@
 #include "data/dataset.h"
 #include "data/dataset_yaml.h"
 #include "data/loader.h"
+#include "engine/task.h"
 #include "loss/detection_loss.h"
 #include "model/detection_model.h"
 #include "optim/ema.h"
@@ -25,12 +26,14 @@ namespace trainer::engine {
 struct TrainingContext {
   core::TrainConfig config;
   c10::Device device{c10::kCPU};
+  std::unique_ptr<TaskDefinition> task;  // what the task decides (head, loss, columns, ...)
   data::DatasetSpec dataset;
   std::shared_ptr<data::DatasetIndex> train_set;
   std::shared_ptr<data::DatasetIndex> val_set;  // null when not needed
   std::unique_ptr<data::Loader> train_loader;
   model::DetectionModel model{nullptr};
   std::unique_ptr<loss::DetectionLoss> criterion;
+  EpochColumns columns;  // the task's results columns for this model (loss item names, metrics)
   optim::OptimizerChoice optimizer_choice;
   std::unique_ptr<optim::Optimizer> optimizer;
   std::unique_ptr<optim::ModelEma> ema;
