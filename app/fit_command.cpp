@@ -1,6 +1,5 @@
 // `trainer fit [CONFIG] [key=value ...]`: trains a model; `resume=RUN/weights/last.ckpt` continues
 // a run exactly where its last checkpoint left it.
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <iostream>
@@ -8,7 +7,6 @@
 
 #include "app/commands.h"
 #include "app/config_args.h"
-#include "core/config_loader.h"
 #include "engine/trainer.h"
 
 namespace trainer::app {
@@ -24,21 +22,7 @@ Command register_fit_command(CLI::App& app, const GlobalOptions& /*global*/) {
   cli->add_flag("--per-class", opts->per_class, "print the per-class table after the last epoch");
   return {cli, [opts] {
             const auto [file, overrides] = split_config_args(opts->args);
-            std::string resume;
-            for (const auto& o : overrides) {
-              if (o.rfind("resume=", 0) == 0) resume = o.substr(7);
-            }
-            core::TrainConfig config;
-            if (!resume.empty() && resume != "false" && resume != "False") {
-              config = engine::resume_config(resume, overrides);
-            } else {
-              const auto loaded = core::load_config(file, overrides);
-              for (const auto& note : loaded.notes) {
-                spdlog::info("{}: {}", note.where.describe(), note.message);
-              }
-              config = loaded.config;
-              if (!config.run.resume.empty()) config = engine::resume_config(config.run.resume, {});
-            }
+            const core::TrainConfig config = engine::load_fit_config(file, overrides);
             engine::FitOptions fit_options;
             fit_options.interactive = ::isatty(STDERR_FILENO) != 0;
             fit_options.per_class = opts->per_class;

@@ -15,26 +15,12 @@
 #include "engine/checkpoint.h"
 #include "engine/device.h"
 #include "engine/memory_format.h"
+#include "engine/task.h"
 #include "engine/validator.h"
 #include "eval/coco_eval.h"
-#include "model/detection_model.h"
 #include "model/model_name.h"
-#include "model/weights_io.h"
 
 namespace trainer::app {
-namespace {
-
-// A weights file, or a checkpoint whose EMA weights are used.
-void load_any_weights(model::DetectionModelImpl& model, const std::filesystem::path& path) {
-  if (path.extension() == ".ckpt") {
-    model::load_weights(model, engine::ema_weights(engine::load_checkpoint(path)),
-                        path.string() + " (EMA weights)");
-    return;
-  }
-  model::load_weights(model, path);
-}
-
-}  // namespace
 
 Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
   struct Options {
@@ -60,16 +46,16 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
             const auto [file, overrides] = split_config_args(args);
             auto config = core::load_config(file, overrides).config;
             if (config.run.name == "train") config.run.name = "val";
+            const auto task = engine::make_task_definition(config);
             const auto device = engine::resolve_device(config.run.device);
             if (config.run.deterministic) engine::ensure_cublas_workspace_config();
             engine::use_device(device);
             const auto spec = data::load_dataset_yaml(config.data.data);
             auto val_set =
                 std::make_shared<data::DatasetIndex>(data::load_split(spec, data::Split::kVal));
-            auto model = model::build_detection_model(model::parse_model_name(config.model.model),
-                                                      spec.nc());
+            auto model = task->build_model(model::parse_model_name(config.model.model), spec.nc());
             if (!weights.empty()) {
-              load_any_weights(*model, weights);
+              engine::load_weights_or_checkpoint(*model, weights);
             } else {
               spdlog::warn("no weights=PATH given: scoring a freshly initialised model");
             }
@@ -80,8 +66,8 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
             vo.keep_detections = true;
             const auto result = validator.run(*model, nullptr, vo);
             const auto run_dir = core::create_run_dir(config.run);
-            engine::write_predictions_json(result.detections, run_dir / "predictions.json");
-            std::cout << engine::format_validation_table(result, spec.names, opts->per_class);
+            task->write_predictions(result, run_dir / "predictions.json");
+            std::cout << task->validation_table(result, spec.names, opts->per_class);
             if (result.coco) std::cout << eval::format_coco_summary(*result.coco);
             std::cout << fmt::format(
                 "Speed: {:.1f} ms preprocess, {:.1f} ms inference, {:.1f} ms postprocess per "

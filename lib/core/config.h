@@ -9,12 +9,15 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/task.h"
+#include "optim/optimizer_kind.h"  // torch-free: the optimizer kinds lib/optim owns
+
 namespace trainer::core {
 
-enum class OptimizerKind { kAuto, kMuSGD, kSGD, kAdamW };
 enum class OptimizerImpl { kScalar, kBatched, kPadded };
 enum class EmaImpl { kScalar, kForeach };
 enum class Precision { kBF16, kFP32 };
@@ -48,7 +51,7 @@ struct ScheduleConfig {
 };
 
 struct OptimConfig {
-  OptimizerKind optimizer = OptimizerKind::kAuto;
+  optim::OptimizerKind optimizer = optim::OptimizerKind::kAuto;
   double lr0 = 0.01;
   double momentum = 0.937;
   double weight_decay = 0.0005;
@@ -91,7 +94,9 @@ struct AugmentConfig {
 };
 
 struct RunConfig {
-  std::string task = "detect";
+  // The `task` key; unset = from the model name (core::resolve_task). Loading a config resolves
+  // it, so a loaded config always holds the run's task.
+  std::optional<Task> task;
   int64_t seed = 0;
   bool deterministic = true;
   Precision precision =

@@ -86,7 +86,8 @@ std::string resolve_path(const std::string& value, const fs::path& base_dir) {
 // Converts `node` to the field's value, checking type and range. `base_dir` resolves paths.
 FieldValue parse_value(const FieldSpec& field, const YAML::Node& node, const SourceLocation& where,
                        const fs::path& base_dir) {
-  if (!node.IsDefined() || node.IsNull()) return field.get(TrainConfig{});
+  if (!node.IsDefined() || node.IsNull())
+    return field.null_value.value_or(field.get(TrainConfig{}));
   switch (field.type) {
     case FieldType::kBool: {
       if (auto b = as_bool(node)) return *b;
@@ -241,6 +242,12 @@ void round_imgsz_to_stride(LoadedConfig& loaded) {
   imgsz = rounded;
 }
 
+// The task from the `task` key and the model name (a contradiction is a ConfigError naming both),
+// stored so that the loaded config, its table and its args.yaml all name the run's task.
+void resolve_config_task(LoadedConfig& loaded) {
+  loaded.config.run.task = resolve_task(loaded.config.run.task, loaded.config.model.model);
+}
+
 }  // namespace
 
 void apply_override(TrainConfig& config, const std::string& key_equals_value,
@@ -267,6 +274,7 @@ LoadedConfig load_config(const fs::path& file, const std::vector<std::string>& o
   if (!file.empty()) loader.load_file(file);
   for (const auto& o : overrides) apply_override(loader.result.config, o, &loader.result.notes);
   round_imgsz_to_stride(loader.result);
+  resolve_config_task(loader.result);
   return loader.result;
 }
 
@@ -276,6 +284,7 @@ LoadedConfig load_config_text(const std::string& yaml_text, const std::string& d
   loader.load_text(yaml_text, display_name, base_dir);
   for (const auto& o : overrides) apply_override(loader.result.config, o, &loader.result.notes);
   round_imgsz_to_stride(loader.result);
+  resolve_config_task(loader.result);
   return loader.result;
 }
 

@@ -90,6 +90,26 @@ FieldSpec choice_field(std::string key, std::string section, Access access,
   return f;
 }
 
+// `task`: one of the tasks, or unset (null) = from the model name; printed and written resolved,
+// so args.yaml names the task as the reference's does.
+FieldSpec task_field() {
+  FieldSpec f;
+  f.key = "task";
+  f.section = "run";
+  f.type = FieldType::kChoice;
+  f.help = "detect, pose, segment or obb (null: from the model name's -pose/-seg/-obb suffix)";
+  for (Task task : all_tasks()) f.choices.emplace_back(task_name(task));
+  f.null_value = std::string();
+  f.get = [](const TrainConfig& c) -> FieldValue {
+    return std::string(task_name(
+        c.run.task.value_or(task_from_model_name(c.model.model).value_or(Task::kDetect))));
+  };
+  f.set = [](TrainConfig& c, const FieldValue& v) {
+    c.run.task = task_from_name(std::get<std::string>(v));  // "" (null): unset
+  };
+  return f;
+}
+
 std::vector<FieldSpec> build_fields() {
   std::vector<FieldSpec> f;
   // model
@@ -120,13 +140,16 @@ std::vector<FieldSpec> build_fields() {
     f.push_back(std::move(cache));
   }
   // optimizer
-  f.push_back(choice_field<OptimizerKind>(
-      "optimizer", "optim", [](auto& c) -> auto& { return c.optim.optimizer; },
-      {{"auto", OptimizerKind::kAuto},
-       {"MuSGD", OptimizerKind::kMuSGD},
-       {"SGD", OptimizerKind::kSGD},
-       {"AdamW", OptimizerKind::kAdamW}},
-      "auto picks MuSGD for long runs (>10k iterations), AdamW otherwise"));
+  {
+    std::vector<std::pair<std::string, optim::OptimizerKind>> kinds;
+    for (auto kind : {optim::OptimizerKind::kAuto, optim::OptimizerKind::kMuSGD,
+                      optim::OptimizerKind::kSGD, optim::OptimizerKind::kAdamW}) {
+      kinds.emplace_back(optim::optimizer_kind_name(kind), kind);
+    }
+    f.push_back(choice_field<optim::OptimizerKind>(
+        "optimizer", "optim", [](auto& c) -> auto& { return c.optim.optimizer; }, kinds,
+        "auto picks MuSGD for long runs (>10k iterations), AdamW otherwise"));
+  }
   f.push_back(float_field(
       "lr0", "optim", [](auto& c) -> auto& { return c.optim.lr0; }, open_closed(0, 10),
       "initial learning rate"));
@@ -253,8 +276,7 @@ std::vector<FieldSpec> build_fields() {
       "mixup", "augment", [](auto& c) -> auto& { return c.augment.mixup; }, closed(0, 1),
       "mixup probability"));
   // run
-  f.push_back(string_field(
-      "task", "run", [](auto& c) -> auto& { return c.run.task; }, "task (detect)"));
+  f.push_back(task_field());
   f.push_back(int_field(
       "seed", "run", [](auto& c) -> auto& { return c.run.seed; }, closed(0, 4294967295.0),
       "random seed"));

@@ -42,6 +42,9 @@ struct FieldSpec {
   std::optional<std::string> yaml_false_choice;  // kChoice: the choice a YAML `false` selects
   bool path_like = false;  // kString: resolved like a path when the value looks like one
   bool alias = false;  // an alternative spelling of another field: loaded, never printed or written
+  // What a YAML null sets when the default is not one fixed value (`task`: from the model name);
+  // without it a null sets the default config's value.
+  std::optional<FieldValue> null_value;
   std::function<FieldValue(const TrainConfig&)> get;
   std::function<void(TrainConfig&, const FieldValue&)> set;
 

@@ -9,8 +9,9 @@ namespace fs = std::filesystem;
 namespace trainer::core {
 
 fs::path choose_run_dir(const RunConfig& run) {
-  const fs::path project =
-      run.project.empty() ? fs::path("runs") / run.task : fs::path(run.project);
+  const fs::path project = run.project.empty()
+                               ? fs::path("runs") / task_name(run.task.value_or(Task::kDetect))
+                               : fs::path(run.project);
   const std::string name = run.name.empty() ? "train" : run.name;
   fs::path dir = project / name;
   if (run.exist_ok || !fs::exists(dir)) return dir;

@@ -10,7 +10,10 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "model/detection_model.h"
 #include "model/torch_save.h"
+#include "model/weights_io.h"
+#include "optim/ema.h"
 
 namespace trainer::engine {
 namespace {
@@ -105,11 +108,17 @@ void save_checkpoint(const Checkpoint& c, const std::filesystem::path& path) {
 }
 
 std::vector<std::pair<std::string, at::Tensor>> ema_weights(const Checkpoint& checkpoint) {
-  std::vector<std::pair<std::string, at::Tensor>> out;
-  for (const auto& [key, tensor] : checkpoint.ema) {
-    if (key.rfind("ema.", 0) == 0 && key != "ema.updates") out.emplace_back(key.substr(4), tensor);
+  return optim::ModelEma::weights_in(checkpoint.ema);
+}
+
+void load_weights_or_checkpoint(model::DetectionModelImpl& model,
+                                const std::filesystem::path& path) {
+  if (path.extension() == ".ckpt") {
+    model::load_weights(model, ema_weights(load_checkpoint(path)),
+                        path.string() + " (EMA weights)");
+    return;
   }
-  return out;
+  model::load_weights(model, path);
 }
 
 Checkpoint load_checkpoint(const std::filesystem::path& path) {

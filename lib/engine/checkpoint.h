@@ -16,6 +16,10 @@
 #include <utility>
 #include <vector>
 
+namespace trainer::model {
+class DetectionModelImpl;
+}
+
 namespace trainer::engine {
 
 inline constexpr const char* kCheckpointFormat = "trainer-checkpoint";
@@ -46,8 +50,13 @@ struct Checkpoint {
   std::string date;            // ISO time of writing
 };
 
-// The EMA weights of a checkpoint under model state-dict keys ("ema.<key>" without "ema.updates").
+// The EMA weights of a checkpoint under model state-dict keys (optim::ModelEma::weights_in).
 std::vector<std::pair<std::string, at::Tensor>> ema_weights(const Checkpoint& checkpoint);
+
+// Loads a weights file (`.pt`) into `model`, or a checkpoint's (`.ckpt`) EMA weights. Throws
+// core::InputError naming the file.
+void load_weights_or_checkpoint(model::DetectionModelImpl& model,
+                                const std::filesystem::path& path);
 
 // Writes atomically (temporary file, fsync, rename). Throws std::runtime_error on I/O errors; the
 // previous file under `path` is then untouched.

@@ -21,7 +21,7 @@ TrainStep::TrainStep(TrainingContext& context) : ctx_(context) {
 
 void TrainStep::reset_epoch() {
   const auto options = torch::TensorOptions().dtype(torch::kFloat).device(ctx_.device);
-  loss_sum_ = torch::zeros({3}, options);
+  loss_sum_ = torch::zeros({static_cast<int64_t>(ctx_.columns.loss_names.size())}, options);
   non_finite_ = torch::zeros({}, options.dtype(torch::kBool));
   batches_ = 0;
 }
@@ -29,8 +29,7 @@ void TrainStep::reset_epoch() {
 void TrainStep::apply_schedule(int64_t ni, int64_t /*epoch*/) {
   const auto& s = ctx_.schedule;
   accumulate_ = optim::accumulate_at(s, ni);
-  // AdamW's beta1 is fixed at construction (the reference's warmup touches only `momentum`).
-  const bool has_momentum = ctx_.optimizer_choice.name != "AdamW";
+  const bool has_momentum = optim::schedules_momentum(ctx_.optimizer_choice.kind);
   const double momentum = optim::momentum_at(s, ni, ctx_.optimizer_choice.momentum);
   for (auto& group : ctx_.optimizer->groups()) {
     group.lr = optim::group_lr(s, group.kind, group.initial_lr, ni);

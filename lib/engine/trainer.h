@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "engine/resume.h"  // load_fit_config, resume_config: the configs fit() takes
 #include "engine/validator.h"
 
 namespace trainer::engine {
@@ -36,12 +37,8 @@ struct FitResult {
   double seconds = 0.0;
 };
 
+// Trains `config` (a resume when config.run.resume names a checkpoint: engine/resume.h prepares
+// such a config from what the user typed).
 FitResult fit(const core::TrainConfig& config, const FitOptions& options = {});
-
-// The config of a resumed run: the checkpoint's own, with the `overrides` that may change on resume
-// (device, workers, val, val_batches, plots, save_period, patience, cache, cudnn_benchmark)
-// applied; any other override is an error naming it. `resume` is set to `checkpoint`.
-core::TrainConfig resume_config(const std::filesystem::path& checkpoint,
-                                const std::vector<std::string>& overrides);
 
 }  // namespace trainer::engine

@@ -9,10 +9,7 @@
 #include "engine/memory_format.h"
 #include "model/model_name.h"
 #include "model/weights_io.h"
-#include "optim/adamw.h"
-#include "optim/musgd.h"
 #include "optim/param_groups.h"
-#include "optim/sgd.h"
 
 namespace trainer::engine {
 
@@ -23,72 +20,51 @@ optim::NamedTensors named_state(model::DetectionModelImpl& model) {
   return out;
 }
 
-OptimizerChoice choose_optimizer(const core::TrainConfig& config, int64_t train_images, int nc) {
-  OptimizerChoice c;
-  c.lr = config.optim.lr0;
-  c.momentum = config.optim.momentum;
-  c.warmup_bias_lr = config.schedule.warmup_bias_lr;
-  c.weight_decay =
-      optim::scaled_weight_decay(config.optim.weight_decay, config.data.batch, config.optim.nbs);
-  switch (config.optim.optimizer) {
-    case core::OptimizerKind::kMuSGD:
-      c.name = "MuSGD";
-      break;
-    case core::OptimizerKind::kSGD:
-      c.name = "SGD";
-      break;
-    case core::OptimizerKind::kAdamW:
-      c.name = "AdamW";
-      break;
-    case core::OptimizerKind::kAuto: {
-      const auto a = optim::choose_auto_optimizer(train_images, config.data.batch, config.optim.nbs,
-                                                  config.schedule.epochs, nc);
-      c.name = a.musgd ? "MuSGD" : "AdamW";
-      c.lr = a.lr;
-      c.momentum = a.momentum;
-      c.warmup_bias_lr = a.warmup_bias_lr;
-      c.auto_chosen = true;
-      break;
-    }
-  }
-  return c;
+optim::OptimizerChoice choose_optimizer(const core::TrainConfig& config, int64_t train_images,
+                                        int nc) {
+  optim::OptimizerRequest r;
+  r.kind = config.optim.optimizer;
+  r.lr0 = config.optim.lr0;
+  r.momentum = config.optim.momentum;
+  r.warmup_bias_lr = config.schedule.warmup_bias_lr;
+  r.weight_decay = config.optim.weight_decay;
+  r.batch = config.data.batch;
+  r.nbs = config.optim.nbs;
+  r.epochs = config.schedule.epochs;
+  r.train_images = train_images;
+  r.num_classes = nc;
+  return optim::choose_optimizer(r);
 }
 
 std::unique_ptr<optim::Optimizer> build_optimizer(const core::TrainConfig& config,
-                                                  const OptimizerChoice& choice,
+                                                  const optim::OptimizerChoice& choice,
                                                   model::DetectionModelImpl& model) {
   optim::GroupingOptions grouping;
-  grouping.use_muon = choice.name == "MuSGD";
+  grouping.use_muon = optim::uses_muon_groups(choice.kind);
   grouping.lr = choice.lr;
   grouping.momentum = choice.momentum;
   grouping.weight_decay = choice.weight_decay;
   grouping.head_prefix = fmt::format("model.{}.", model.layer_modules().size() - 1);
-  auto groups = optim::build_param_groups(model, grouping);
-  const bool foreach = config.optim.impl != core::OptimizerImpl::kScalar;
-  if (choice.name == "MuSGD") {
-    optim::MuSGDOptions o;
-    o.muon_gain = config.optim.muon_gain;
-    o.sgd_gain = config.optim.sgd_gain;
-    o.ns.steps = static_cast<int>(config.optim.ns_steps);
-    for (int k = 0; k < 3; ++k) o.ns.coefficients[k] = config.optim.ns_coefficients[k];
-    o.ns.dtype = config.optim.ns_dtype == core::NsDtype::kBF16 ? at::kBFloat16 : at::kFloat;
-    o.schedule = config.optim.impl == core::OptimizerImpl::kScalar ? optim::MuonSchedule::kScalar
-                 : config.optim.impl == core::OptimizerImpl::kBatched
-                     ? optim::MuonSchedule::kBatched
-                     : optim::MuonSchedule::kPadded;
-    return std::make_unique<optim::MuSGD>(std::move(groups), o);
-  }
-  if (choice.name == "SGD") return std::make_unique<optim::Sgd>(std::move(groups), foreach);
-  optim::AdamWOptions o;
-  o.beta1 = choice.momentum;
-  o.foreach = foreach;
-  return std::make_unique<optim::AdamW>(std::move(groups), o);
+  optim::OptimizerOptions o;
+  o.foreach = config.optim.impl != core::OptimizerImpl::kScalar;
+  o.musgd.muon_gain = config.optim.muon_gain;
+  o.musgd.sgd_gain = config.optim.sgd_gain;
+  o.musgd.ns.steps = static_cast<int>(config.optim.ns_steps);
+  for (int k = 0; k < 3; ++k) o.musgd.ns.coefficients[k] = config.optim.ns_coefficients[k];
+  o.musgd.ns.dtype = config.optim.ns_dtype == core::NsDtype::kBF16 ? at::kBFloat16 : at::kFloat;
+  o.musgd.schedule =
+      config.optim.impl == core::OptimizerImpl::kScalar    ? optim::MuonSchedule::kScalar
+      : config.optim.impl == core::OptimizerImpl::kBatched ? optim::MuonSchedule::kBatched
+                                                           : optim::MuonSchedule::kPadded;
+  o.adamw.beta1 = choice.momentum;
+  return optim::make_optimizer(choice.kind, optim::build_param_groups(model, grouping), o);
 }
 
 TrainingContext build_training_context(const core::TrainConfig& config,
                                        const ContextOptions& options) {
   TrainingContext ctx;
   ctx.config = config;
+  ctx.task = make_task_definition(config);  // first: an unimplemented task fails before any work
   ctx.device = resolve_device(config.run.device);
   seed_everything(config.run.seed, config.run.deterministic);  // before any cuBLAS call
   use_device(ctx.device);                                      // before the loader pins memory
@@ -106,7 +82,7 @@ TrainingContext build_training_context(const core::TrainConfig& config,
   ctx.train_loader = std::make_unique<data::Loader>(*ctx.train_set, loader_options);
 
   const auto name = model::parse_model_name(config.model.model);
-  ctx.model = model::build_detection_model(name, ctx.dataset.nc());
+  ctx.model = ctx.task->build_model(name, ctx.dataset.nc());
   ctx.model->to(ctx.device);
   apply_memory_format(*ctx.model, model_memory_format(config, ctx.device));
   ctx.model->train();
@@ -114,20 +90,16 @@ TrainingContext build_training_context(const core::TrainConfig& config,
     if (p.requires_grad()) ctx.trainable.push_back(p);
   }
 
-  loss::LossGains gains;
-  gains.box = config.loss.box;
-  gains.cls = config.loss.cls;
-  gains.dfl = config.loss.dfl;
-  ctx.criterion = std::make_unique<loss::DetectionLoss>(
-      ctx.dataset.nc(), ctx.model->reg_max(), ctx.model->strides(), gains, ctx.model->end2end());
+  ctx.criterion = ctx.task->build_loss(config.loss, *ctx.model, ctx.dataset.nc());
+  ctx.columns = ctx.task->columns(*ctx.model);
 
   ctx.optimizer_choice =
       choose_optimizer(config, static_cast<int64_t>(ctx.train_set->size()), ctx.dataset.nc());
   ctx.optimizer = build_optimizer(config, ctx.optimizer_choice, *ctx.model);
   const auto& c = ctx.optimizer_choice;
   spdlog::info("optimizer: {}{} lr={:g} momentum={:g} weight_decay={:g} ({} groups, {} impl)",
-               c.name, c.auto_chosen ? " (auto)" : "", c.lr, c.momentum, c.weight_decay,
-               ctx.optimizer->groups().size(),
+               optim::optimizer_kind_name(c.kind), c.auto_chosen ? " (auto)" : "", c.lr, c.momentum,
+               c.weight_decay, ctx.optimizer->groups().size(),
                config.optim.impl == core::OptimizerImpl::kScalar    ? "scalar"
                : config.optim.impl == core::OptimizerImpl::kBatched ? "batched"
                                                                     : "padded");

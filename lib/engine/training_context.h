@@ -13,33 +13,28 @@
 #include "data/dataset.h"
 #include "data/dataset_yaml.h"
 #include "data/loader.h"
+#include "engine/task.h"
 #include "loss/detection_loss.h"
 #include "model/detection_model.h"
 #include "optim/ema.h"
 #include "optim/lr_schedule.h"
 #include "optim/optimizer.h"
+#include "optim/optimizer_choice.h"
 
 namespace trainer::engine {
-
-struct OptimizerChoice {
-  std::string name;  // "MuSGD", "SGD", "AdamW"
-  double lr = 0.01;  // lr0 actually used (auto overrides it)
-  double momentum = 0.937;
-  double warmup_bias_lr = 0.1;
-  double weight_decay = 0.0;  // scaled by batch / nbs
-  bool auto_chosen = false;
-};
 
 struct TrainingContext {
   core::TrainConfig config;
   c10::Device device{c10::kCPU};
+  std::unique_ptr<TaskDefinition> task;  // what the task decides (head, loss, columns, ...)
   data::DatasetSpec dataset;
   std::shared_ptr<data::DatasetIndex> train_set;
   std::shared_ptr<data::DatasetIndex> val_set;  // null when not needed
   std::unique_ptr<data::Loader> train_loader;
   model::DetectionModel model{nullptr};
   std::unique_ptr<loss::DetectionLoss> criterion;
-  OptimizerChoice optimizer_choice;
+  EpochColumns columns;  // the task's results columns for this model (loss item names, metrics)
+  optim::OptimizerChoice optimizer_choice;
   std::unique_ptr<optim::Optimizer> optimizer;
   std::unique_ptr<optim::ModelEma> ema;
   optim::ScheduleSettings schedule;
@@ -65,10 +60,12 @@ TrainingContext build_training_context(const core::TrainConfig& config,
 // The model, parameter names as the reference's state-dict keys (parameters then buffers).
 optim::NamedTensors named_state(model::DetectionModelImpl& model);
 
-// The reference's optimizer choice and groups for `config` (optimizer: auto rules included).
-OptimizerChoice choose_optimizer(const core::TrainConfig& config, int64_t train_images, int nc);
+// The reference's optimizer choice for `config` (optimizer: auto rules included).
+optim::OptimizerChoice choose_optimizer(const core::TrainConfig& config, int64_t train_images,
+                                        int nc);
+// The chosen optimizer over `model`'s parameter groups, with the config's implementation settings.
 std::unique_ptr<optim::Optimizer> build_optimizer(const core::TrainConfig& config,
-                                                  const OptimizerChoice& choice,
+                                                  const optim::OptimizerChoice& choice,
                                                   model::DetectionModelImpl& model);
 
 }  // namespace trainer::engine

@@ -187,7 +187,7 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
   ValidationResult result;
   std::vector<eval::Detection> detections;
   std::set<int64_t> seen_images;
-  at::Tensor loss_sum = torch::zeros({3}, torch::TensorOptions().device(device_));
+  at::Tensor loss_sum;  // sized by the criterion's first items
   int64_t loss_batches = 0;
   loader_->start_epoch(0, /*mosaic=*/false);
   int64_t batch_index = 0;
@@ -211,7 +211,10 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
 
     t0 = Clock::now();
     if (criterion) {  // summed on the device: read once after the last batch
-      loss_sum += (*criterion)(raw, batch->labels, images.size(0)).items.detach().to(torch::kFloat);
+      const at::Tensor items =
+          (*criterion)(raw, batch->labels, images.size(0)).items.detach().to(torch::kFloat);
+      if (!loss_sum.defined()) loss_sum = torch::zeros_like(items);
+      loss_sum += items;
       ++loss_batches;
     }
     const std::vector<at::Tensor> per_image = model.postprocess(raw, options.predict);
@@ -261,8 +264,7 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
   if (loss_batches > 0) {
     const at::Tensor mean =
         (loss_sum / static_cast<double>(loss_batches)).to(torch::kCPU).to(torch::kDouble);
-    for (int k = 0; k < 3; ++k) result.loss_items[k] = mean[k].item<double>();
-    result.has_loss = true;
+    for (int64_t k = 0; k < mean.size(0); ++k) result.loss_items.push_back(mean[k].item<double>());
   }
   if (options.coco) {
     data::CocoFile gt = ground_truth_;

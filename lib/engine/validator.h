@@ -57,8 +57,7 @@ struct ValidationOptions {
 struct ValidationResult {
   eval::ReferenceMetric::Result metric;  // the reference's metric (P, R, mAP50, mAP50-95)
   std::optional<eval::CocoStats> coco;   // the COCO protocol's 12 stats
-  std::array<double, 3> loss_items{};    // val box, cls, dfl (o2o for end-to-end models)
-  bool has_loss = false;
+  std::vector<double> loss_items;  // the criterion's items (o2o for end-to-end); empty without one
   int64_t images = 0;
   double preprocess_ms = 0, inference_ms = 0, postprocess_ms = 0;  // per image
   std::vector<eval::Detection> detections;  // when keep_detections (COCO results form)

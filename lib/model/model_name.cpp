@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "core/error.h"
+#include "core/task.h"
 
 namespace trainer::model {
 namespace {
@@ -33,6 +34,11 @@ std::vector<std::string> builtin_model_names() {
 }
 
 ModelName parse_model_name(const std::string& text) {
+  // yolo26n-pose, yolo11s-seg, ...: the name is right, the head is later work (core/task.h).
+  if (const auto task = core::task_from_model_name(text)) {
+    throw core::ConfigError("model '" + text + "': " + core::task_name(*task) +
+                            " models are not implemented yet; this trainer builds detect models");
+  }
   const std::filesystem::path path(text);
   const auto ext = path.extension().string();
   const auto names = builtin_model_names();

@@ -89,4 +89,12 @@ void ModelEma::load_state_dict(const std::map<std::string, at::Tensor>& state) {
   updates_ = updates->second.item<int64_t>();
 }
 
+NamedTensors ModelEma::weights_in(const std::map<std::string, at::Tensor>& state) {
+  NamedTensors out;
+  for (const auto& [key, tensor] : state) {
+    if (key.rfind("ema.", 0) == 0 && key != "ema.updates") out.emplace_back(key.substr(4), tensor);
+  }
+  return out;
+}
+
 }  // namespace trainer::optim

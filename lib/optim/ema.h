@@ -43,6 +43,9 @@ class ModelEma {
   // Checkpoint form: "ema.<name>" tensors plus "ema.updates"; load checks names and shapes.
   std::map<std::string, at::Tensor> state_dict() const;
   void load_state_dict(const std::map<std::string, at::Tensor>& state);
+  // The averaged weights held in a state_dict(), under the model's own names (without the "ema."
+  // prefix and the update count), e.g. to score or export a checkpoint's EMA weights.
+  static NamedTensors weights_in(const std::map<std::string, at::Tensor>& state);
 
   void set_schedule(EmaSchedule schedule) { schedule_ = schedule; }
 

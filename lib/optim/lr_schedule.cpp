@@ -80,15 +80,4 @@ double scaled_weight_decay(double weight_decay, int64_t batch, int64_t nbs) {
   return weight_decay * static_cast<double>(batch * accumulate) / static_cast<double>(nbs);
 }
 
-AutoOptimizerChoice choose_auto_optimizer(int64_t train_images, int64_t batch, int64_t nbs,
-                                          int64_t epochs, int64_t num_classes) {
-  AutoOptimizerChoice c;
-  const int64_t per_epoch = (train_images + std::max(batch, nbs) - 1) / std::max(batch, nbs);
-  c.iterations = per_epoch * epochs;
-  c.musgd = c.iterations > 10000;
-  c.lr = c.musgd ? 0.01
-                 : std::round(0.002 * 5.0 / (4.0 + static_cast<double>(num_classes)) * 1e6) / 1e6;
-  return c;
-}
-
 }  // namespace trainer::optim

@@ -57,16 +57,4 @@ int64_t accumulate_at(const ScheduleSettings& s, int64_t ni);
 // weight_decay * batch * accumulate / nbs with accumulate = max(round(nbs / batch), 1).
 double scaled_weight_decay(double weight_decay, int64_t batch, int64_t nbs);
 
-// optimizer=auto: MuSGD (lr 0.01, momentum 0.9) when ceil(n / max(batch, nbs)) * epochs > 10000,
-// else AdamW (lr round(0.002 * 5 / (4 + nc), 6), momentum 0.9); warmup_bias_lr becomes 0 in both.
-struct AutoOptimizerChoice {
-  bool musgd = false;
-  double lr = 0;
-  double momentum = 0.9;
-  double warmup_bias_lr = 0.0;
-  int64_t iterations = 0;
-};
-AutoOptimizerChoice choose_auto_optimizer(int64_t train_images, int64_t batch, int64_t nbs,
-                                          int64_t epochs, int64_t num_classes);
-
 }  // namespace trainer::optim

@@ -25,7 +25,7 @@ TEST_CASE("run folders increment train, train2, train3 and exist_ok reuses") {
 
 TEST_CASE("the default project is runs/<task>") {
   RunConfig run;
-  run.task = "pose";
+  run.task = Task::kPose;
   run.name = "a-name-that-does-not-exist-here";
   CHECK(choose_run_dir(run) == std::filesystem::path("runs/pose/a-name-that-does-not-exist-here"));
 }

@@ -91,8 +91,8 @@ TEST_CASE("parity: param groups, lr/momentum/accumulate per iteration, close_mos
 
   // results.csv: the reference's columns are ours, in order; trainer's extras come after them.
   engine::EpochRecord record;
-  record.loss_names = engine::detection_loss_names(ctx.model->reg_max());
-  record.train_loss.assign(record.loss_names.size(), 0.0);
+  record.columns = ctx.columns;
+  record.train_loss.assign(record.columns.loss_names.size(), 0.0);
   record.learning_rates.assign(groups.size(), 0.0);
   const auto header = record.header();
   const auto& ref_header = ref["results_header"];

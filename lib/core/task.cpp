@@ -1,0 +1,67 @@
+// See task.h.
+#include "core/task.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "core/error.h"
+
+namespace trainer::core {
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+}  // namespace
+
+const char* task_name(Task task) {
+  switch (task) {
+    case Task::kDetect:
+      return "detect";
+    case Task::kPose:
+      return "pose";
+    case Task::kSegment:
+      return "segment";
+    case Task::kObb:
+      return "obb";
+  }
+  return "?";
+}
+
+std::vector<Task> all_tasks() {
+  return {Task::kDetect, Task::kPose, Task::kSegment, Task::kObb};
+}
+
+std::optional<Task> task_from_name(std::string_view name) {
+  const std::string wanted = lower(name);
+  for (Task task : all_tasks()) {
+    if (wanted == task_name(task)) return task;
+  }
+  return std::nullopt;
+}
+
+std::optional<Task> task_from_model_name(const std::string& model) {
+  const std::string stem = lower(std::filesystem::path(model).stem().string());
+  if (stem.find("-seg") != std::string::npos) return Task::kSegment;
+  if (stem.find("-pose") != std::string::npos) return Task::kPose;
+  if (stem.find("-obb") != std::string::npos) return Task::kObb;
+  return std::nullopt;
+}
+
+Task resolve_task(std::optional<Task> requested, const std::string& model) {
+  const std::optional<Task> implied = task_from_model_name(model);
+  if (requested && implied && *requested != *implied) {
+    throw ConfigError(std::string("task '") + task_name(*requested) + "' contradicts model '" +
+                      model + "', which is a " + task_name(*implied) +
+                      " model; drop the task key or pick a " + task_name(*requested) + " model");
+  }
+  if (requested) return *requested;
+  return implied.value_or(Task::kDetect);
+}
+
+}  // namespace trainer::core

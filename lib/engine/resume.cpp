@@ -1,0 +1,108 @@
+// See resume.h.
+#include "engine/resume.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "core/config_loader.h"
+#include "core/error.h"
+#include "core/run_dir.h"
+
+namespace trainer::engine {
+namespace {
+
+// `resume=false` (the reference's default spelling) means a new run.
+bool names_a_checkpoint(const std::string& resume) {
+  return !resume.empty() && resume != "false" && resume != "False";
+}
+
+// Resuming from a checkpoint older than the run's last.ckpt (e.g. weights/epoch2.ckpt) must not
+// overwrite the later last.ckpt and results.csv rows: the resumed run then continues in a new
+// folder beside it (<name>-from-epochN), starting with a copy of results.csv.
+std::filesystem::path branch_if_older(const std::filesystem::path& run_dir, const Checkpoint& from,
+                                      const core::TrainConfig& config, bool main_rank) {
+  const auto last = run_dir / "weights" / "last.ckpt";
+  std::error_code ec;
+  if (!std::filesystem::exists(last) || std::filesystem::equivalent(last, config.run.resume, ec)) {
+    return run_dir;
+  }
+  const Checkpoint latest = load_checkpoint(last);
+  if (latest.epoch <= from.epoch) return run_dir;
+  core::RunConfig branch = config.run;
+  branch.project = run_dir.parent_path().string();
+  branch.name = fmt::format("{}-from-epoch{}", run_dir.filename().string(), from.epoch + 1);
+  branch.exist_ok = false;
+  const auto dir = main_rank ? core::create_run_dir(branch) : core::choose_run_dir(branch);
+  if (main_rank && std::filesystem::exists(run_dir / "results.csv")) {
+    std::filesystem::copy_file(run_dir / "results.csv", dir / "results.csv",
+                               std::filesystem::copy_options::overwrite_existing);
+  }
+  spdlog::warn(
+      "{} is from epoch {}, but {} already reached epoch {}: continuing in {} so that nothing "
+      "there is overwritten",
+      config.run.resume, from.epoch + 1, last.string(), latest.epoch + 1, dir.string());
+  return dir;
+}
+
+}  // namespace
+
+core::TrainConfig load_fit_config(const std::filesystem::path& file,
+                                  const std::vector<std::string>& overrides) {
+  std::string resume;
+  for (const auto& o : overrides) {
+    if (o.rfind("resume=", 0) == 0) resume = o.substr(7);
+  }
+  if (names_a_checkpoint(resume)) return resume_config(resume, overrides);
+  const auto loaded = core::load_config(file, overrides);
+  for (const auto& note : loaded.notes) {
+    spdlog::info("{}: {}", note.where.describe(), note.message);
+  }
+  if (!loaded.config.run.resume.empty()) return resume_config(loaded.config.run.resume, {});
+  return loaded.config;
+}
+
+core::TrainConfig resume_config(const std::filesystem::path& checkpoint,
+                                const std::vector<std::string>& overrides) {
+  static const std::vector<std::string> allowed = {
+      "device",      "workers",  "val",   "val_batches",     "plots",
+      "save_period", "patience", "cache", "cudnn_benchmark", "resume"};
+  const Checkpoint ckpt = load_checkpoint(checkpoint);
+  std::vector<std::string> kept;
+  for (const auto& o : overrides) {
+    const std::string key = o.substr(0, o.find('='));
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      throw core::ConfigError(fmt::format(
+          "{}: cannot be changed when resuming (a resumed run continues the checkpoint's config; "
+          "changeable: device, workers, val, val_batches, plots, save_period, patience, cache)",
+          key));
+    }
+    if (key != "resume") kept.push_back(o);
+  }
+  auto loaded =
+      core::load_config_text(ckpt.config_yaml, checkpoint.string(), checkpoint.parent_path(), kept);
+  loaded.config.run.resume = std::filesystem::absolute(checkpoint).string();
+  return loaded.config;
+}
+
+RunFolder open_run_folder(const core::TrainConfig& config, bool main_rank) {
+  RunFolder folder;
+  if (config.run.resume.empty()) {
+    folder.dir = main_rank ? core::create_run_dir(config.run) : core::choose_run_dir(config.run);
+    return folder;
+  }
+  folder.resume = load_checkpoint(config.run.resume);
+  if (folder.resume->version < kOldestResumableCheckpointVersion) {
+    throw core::InputError(fmt::format(
+        "{}: written by an older trainer (checkpoint format {}) whose optimizer state uses "
+        "another parameter-group order; it cannot be resumed. Its weights still load: start a "
+        "new run from them or score them with trainer val weights={}",
+        config.run.resume, folder.resume->version, config.run.resume));
+  }
+  const auto run_dir = std::filesystem::absolute(config.run.resume).parent_path().parent_path();
+  folder.dir = branch_if_older(run_dir, *folder.resume, config, main_rank);
+  return folder;
+}
+
+}  // namespace trainer::engine

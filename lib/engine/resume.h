@@ -1,0 +1,43 @@
+// Preparing a resumed run: the config it continues with and the folder it writes to.
+//
+// Why: resuming used to be split between the app (which parsed `resume=` from the overrides) and
+// the engine. Both steps live here: load_fit_config() turns what the user typed into the config to
+// fit (a new run's, or a checkpoint's own with the few changeable keys applied), and
+// open_run_folder() finds the folder and the checkpoint fit() continues from.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "engine/checkpoint.h"
+
+namespace trainer::engine {
+
+// The config `trainer fit CONFIG key=value...` trains: `file` (may be empty) with `overrides`, or,
+// when `resume=PATH` is given (on the command line or in the file), the checkpoint's own config
+// through resume_config(). Logs the loader's notes. Throws core::ConfigError / core::InputError.
+core::TrainConfig load_fit_config(const std::filesystem::path& file,
+                                  const std::vector<std::string>& overrides);
+
+// The config of a resumed run: the checkpoint's own, with the `overrides` that may change on resume
+// (device, workers, val, val_batches, plots, save_period, patience, cache, cudnn_benchmark)
+// applied; any other override is an error naming it. `resume` is set to `checkpoint`.
+core::TrainConfig resume_config(const std::filesystem::path& checkpoint,
+                                const std::vector<std::string>& overrides);
+
+// Where a run writes, and the checkpoint it continues from (none for a new run).
+struct RunFolder {
+  std::filesystem::path dir;
+  std::optional<Checkpoint> resume;
+};
+
+// A new run's folder (created on the main rank), or for `config.run.resume` its checkpoint,
+// checked to be resumable, and its run's folder: runs/x/weights/last.ckpt -> runs/x, or a new
+// folder <run>-from-epochN beside it when the checkpoint is older than the run's last.ckpt (so
+// nothing of the run is overwritten; results.csv is copied there).
+RunFolder open_run_folder(const core::TrainConfig& config, bool main_rank);
+
+}  // namespace trainer::engine

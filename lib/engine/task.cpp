@@ -1,0 +1,26 @@
+// See task.h.
+#include "engine/task.h"
+
+#include "core/error.h"
+#include "engine/detect_task.h"
+
+namespace trainer::engine {
+
+std::unique_ptr<TaskDefinition> make_task_definition(core::Task task) {
+  switch (task) {
+    case core::Task::kDetect:
+      return std::make_unique<DetectTask>();
+    case core::Task::kPose:
+    case core::Task::kSegment:
+    case core::Task::kObb:
+      break;
+  }
+  throw core::ConfigError(std::string("task '") + core::task_name(task) +
+                          "' is not implemented yet: this trainer trains detect models only");
+}
+
+std::unique_ptr<TaskDefinition> make_task_definition(const core::TrainConfig& config) {
+  return make_task_definition(core::resolve_task(config.run.task, config.model.model));
+}
+
+}  // namespace trainer::engine
