@@ -6,6 +6,7 @@
 
 #include "data/image_codec.h"
 #include "data_test_util.h"
+#include "png_bytes.h"
 
 #if defined(TRAINER_HAS_LIBJPEG)
 #include <jpeglib.h>
@@ -17,24 +18,6 @@ namespace fs = std::filesystem;
 
 namespace trainer::test {
 namespace {
-
-std::string be32(uint32_t v) {
-  return {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
-          static_cast<char>(v)};
-}
-
-uint32_t crc32(const std::string& bytes) {
-  uint32_t crc = 0xFFFFFFFFu;
-  for (unsigned char b : bytes) {
-    crc ^= b;
-    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
-  }
-  return crc ^ 0xFFFFFFFFu;
-}
-
-std::string png_chunk(const std::string& type, const std::string& data) {
-  return be32(static_cast<uint32_t>(data.size())) + type + data + be32(crc32(type + data));
-}
 
 // zlib with stored (uncompressed) deflate blocks.
 std::string zlib_stored(const std::string& raw) {
@@ -69,9 +52,7 @@ std::string rgb_png(uint32_t width, uint32_t height, int depth) {
       }
     }
   }
-  const std::string ihdr =
-      be32(width) + be32(height) + std::string{static_cast<char>(depth), 2, 0, 0, 0};
-  return std::string("\x89PNG\r\n\x1a\n", 8) + png_chunk("IHDR", ihdr) +
+  return png_signature() + png_chunk("IHDR", png_ihdr(width, height, depth)) +
          png_chunk("IDAT", zlib_stored(raw)) + png_chunk("IEND", "");
 }
 
@@ -200,11 +181,10 @@ BadInputCorpus make_bad_input_corpus(const fs::path& root) {
   std::string bad_idat = png;
   bad_idat[png.find("IDAT") + 4] = 'X';  // the zlib header: not a deflate stream any more
   corrupt_image("badidat.png", bad_idat, "cannot decode image");
-  corrupt_image("huge.png",
-                std::string("\x89PNG\r\n\x1a\n", 8) +
-                    png_chunk("IHDR", be32(100000) + be32(100000) + std::string{8, 2, 0, 0, 0}) +
-                    png_chunk("IEND", ""),
-                "skipped: image of 100000 x 100000 pixels is over the decoder's limit");
+  corrupt_image(
+      "huge.png",
+      png_signature() + png_chunk("IHDR", png_ihdr(100000, 100000, 8)) + png_chunk("IEND", ""),
+      "skipped: image of 100000 x 100000 pixels is over the decoder's limit");
   std::string twelve = jpeg;
   twelve[sof + 1] = static_cast<char>(0xC1);
   twelve[sof + 4] = 12;

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "data/augment/sample.h"
 #include "data/image_codec.h"
 #include "test_support.h"
 
@@ -28,6 +29,13 @@ inline cv::Mat pattern_image(int height, int width, int seed = 0) {
     }
   }
   return im;
+}
+
+// An augmentation sample of h x w pixels of grey level v, without labels.
+inline trainer::data::augment::Sample solid_sample(int h, int w, uint8_t v) {
+  trainer::data::augment::Sample s;
+  s.image = cv::Mat(h, w, CV_8UC3, cv::Scalar(v, v, v));
+  return s;
 }
 
 inline void write_image(const std::filesystem::path& file, const cv::Mat& image) {

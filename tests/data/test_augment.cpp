@@ -16,14 +16,7 @@
 
 using namespace trainer::data::augment;
 using doctest::Approx;
-
-namespace {
-Sample solid(int h, int w, uint8_t v) {
-  Sample s;
-  s.image = cv::Mat(h, w, CV_8UC3, cv::Scalar(v, v, v));
-  return s;
-}
-}  // namespace
+using trainer::test::solid_sample;
 
 TEST_CASE("letterbox: python rounding halves to even") {
   CHECK(round_half_even(212.5) == 212);
@@ -66,7 +59,7 @@ TEST_CASE("letterbox: geometry for hand-computed shapes") {
 }
 
 TEST_CASE("letterbox: image, boxes and the inverse") {
-  Sample s = solid(425, 640, 10);
+  Sample s = solid_sample(425, 640, 10);
   s.classes = {3};
   s.boxes = {{20, 12, 220, 212}};
   const auto g = letterbox_geometry(425, 640, 320, 320, true);
@@ -135,8 +128,8 @@ TEST_CASE("mosaic: placement for a fixed centre") {
 }
 
 TEST_CASE("mosaic: labels move with their image, clipped, zero-area dropped") {
-  Sample a = solid(300, 400, 1), b = solid(300, 400, 2), c = solid(300, 400, 3),
-         d = solid(300, 400, 4);
+  Sample a = solid_sample(300, 400, 1), b = solid_sample(300, 400, 2),
+         c = solid_sample(300, 400, 3), d = solid_sample(300, 400, 4);
   a.classes = {5, 6};
   a.boxes = {{250, 150, 350, 250}, {0, 0, 100, 100}};
   d.classes = {7};
@@ -198,7 +191,7 @@ TEST_CASE("affine: box candidate filter") {
 }
 
 TEST_CASE("affine: warp of a whole sample with a pure translation") {
-  Sample s = solid(100, 100, 50);
+  Sample s = solid_sample(100, 100, 50);
   s.classes = {1, 2};
   s.boxes = {{10, 10, 30, 30}, {90, 90, 99, 99}};
   AffineDraw draw{cv::Matx33d(1, 0, 20, 0, 1, 0, 0, 0, 1), 1.0};
@@ -227,7 +220,7 @@ TEST_CASE("affine: the random matrix with all ranges zero is a pure centring tra
 TEST_CASE("affine: a single image is placed by the warp, with a half-pixel shift for odd padding") {
   // 8.4.190 without mosaic: a 4 x 3 (w x h) image into 6 x 6 is centred by C (-2, -1.5) and moved
   // by T (3, 3): a shift of (1, 1.5), not a whole-pixel letterbox (top padding round(1.4) = 1).
-  Sample s = solid(3, 4, 200);
+  Sample s = solid_sample(3, 4, 200);
   s.classes = {0};
   s.boxes = {{0, 0, 4, 3}};
   SampleRng rng(1, 0, 0);
@@ -293,7 +286,7 @@ TEST_CASE("hsv: applying the tables equals a per-pixel lookup in OpenCV HSV") {
 }
 
 TEST_CASE("flip: boxes follow the pixels") {
-  Sample s = solid(50, 100, 0);
+  Sample s = solid_sample(50, 100, 0);
   s.image.at<cv::Vec3b>(0, 0) = cv::Vec3b(255, 255, 255);
   s.classes = {0};
   s.boxes = {{10, 20, 30, 40}};
@@ -308,7 +301,7 @@ TEST_CASE("flip: boxes follow the pixels") {
 }
 
 TEST_CASE("mixup: blend truncates and labels concatenate") {
-  Sample a = solid(4, 4, 100), b = solid(4, 4, 201);
+  Sample a = solid_sample(4, 4, 100), b = solid_sample(4, 4, 201);
   a.classes = {1};
   a.boxes = {{0, 0, 1, 1}};
   b.classes = {2};

@@ -17,18 +17,13 @@
 
 using namespace trainer::data::augment;
 using doctest::Approx;
+using trainer::test::solid_sample;
 
 namespace {
 
-Sample solid(int h, int w, uint8_t v) {
-  Sample s;
-  s.image = cv::Mat(h, w, CV_8UC3, cv::Scalar(v, v, v));
-  return s;
-}
-
 // One box with two keypoints.
 Sample pose_sample(int h, int w, PixelBox box, std::vector<float> points) {
-  Sample s = solid(h, w, 9);
+  Sample s = solid_sample(h, w, 9);
   s.classes = {0};
   s.boxes = {box};
   s.keypoints_per_box = 2;
@@ -62,7 +57,7 @@ TEST_CASE("keypoints: mosaic shifts them with their tile and hides those outside
   // The mosaic test's layout: s = 320, centre (200, 180); tile 0 (a) is shifted by (-200, -120),
   // tile 3 (d) by (+200, +180).
   Sample a = pose_sample(300, 400, {250, 150, 350, 250}, {260, 160, 2, 100, 100, 2});
-  Sample b = solid(300, 400, 2), c = solid(300, 400, 3);
+  Sample b = solid_sample(300, 400, 2), c = solid_sample(300, 400, 3);
   Sample d = pose_sample(300, 400, {0, 0, 100, 100}, {50, 60, 1, 399, 299, 2});
   b.keypoints_per_box = c.keypoints_per_box = 2;
   const Sample m = mosaic4({&a, &b, &c, &d}, 320, 200, 180);

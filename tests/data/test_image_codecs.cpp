@@ -13,6 +13,7 @@
 #include "data/image_codec.h"
 #include "data/image_files.h"
 #include "data/image_io.h"
+#include "png_bytes.h"
 #include "test_support.h"
 
 #if defined(TRAINER_HAS_TURBOJPEG_CODEC)
@@ -389,30 +390,12 @@ TEST_CASE("image header: an EXIF-rotated JPEG reports the size it decodes to") {
   CHECK(decoded.rows == 80);
 }
 
-namespace {
-// CRC-32 (PNG's polynomial), bit by bit: enough for one chunk.
-uint32_t png_crc(const std::string& bytes) {
-  uint32_t crc = 0xFFFFFFFFu;
-  for (unsigned char b : bytes) {
-    crc ^= b;
-    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
-  }
-  return crc ^ 0xFFFFFFFFu;
-}
-std::string big_endian(uint32_t v) {
-  return {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
-          static_cast<char>(v)};
-}
-}  // namespace
-
 TEST_CASE("image read: a header claiming 100000 x 100000 pixels is an error naming the file") {
   // A well-formed PNG signature and IHDR (8-bit RGB) whose size is past every decoder's limit;
   // the decoder must say no without taking the file name (or the process) with it.
-  const std::string ihdr =
-      "IHDR" + big_endian(100000) + big_endian(100000) + std::string("\x08\x02\x00\x00\x00", 5);
-  const std::string png = std::string("\x89PNG\r\n\x1a\n", 8) + big_endian(13) + ihdr +
-                          big_endian(png_crc(ihdr)) + big_endian(0) + "IEND" +
-                          big_endian(png_crc("IEND"));
+  using namespace trainer::test;
+  const std::string png =
+      png_signature() + png_chunk("IHDR", png_ihdr(100000, 100000, 8)) + png_chunk("IEND", "");
   trainer::test::TempDir dir;
   trainer::test::write_text(dir / "huge.png", png);
   try {

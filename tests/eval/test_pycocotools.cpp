@@ -26,6 +26,31 @@ std::string python_with_pycocotools() {
   return python;
 }
 
+// Evaluates every result set named in `reference` ({set: [stats]}) and checks each stat against
+// pycocotools' to 1e-6, reporting how many are bit-identical.
+void compare_with_pycocotools(const nlohmann::json& reference, const data::CocoFile& gt,
+                              const fs::path& dir, const eval::CocoEvalOptions& options,
+                              const char* what) {
+  double max_diff = 0;
+  size_t exact = 0, total = 0;
+  for (const auto& [name, expected] : reference.items()) {
+    CAPTURE(name);
+    const auto detections = eval::read_coco_results(dir / (name + ".json"), gt);
+    const eval::CocoStats stats = eval::evaluate_coco(gt, detections, options);
+    REQUIRE(stats.num_stats() == expected.size());
+    for (size_t i = 0; i < stats.num_stats(); ++i) {
+      CAPTURE(i);
+      const double want = expected.at(i).get<double>();
+      CHECK(std::fabs(stats.stats[i] - want) <= 1e-6);
+      max_diff = std::max(max_diff, std::fabs(stats.stats[i] - want));
+      exact += stats.stats[i] == want;
+      ++total;
+    }
+  }
+  MESSAGE("pycocotools agreement (" << what << "): " << exact << "/" << total
+                                    << " stats bit-identical, max |diff| " << max_diff);
+}
+
 }  // namespace
 
 TEST_CASE("all 12 stats agree with pycocotools on coco128 and eleven detection sets") {
@@ -48,23 +73,7 @@ TEST_CASE("all 12 stats agree with pycocotools on coco128 and eleven detection s
   size_t crowd = 0;
   for (const auto& a : gt.annotations) crowd += a.iscrowd;
   CHECK(crowd > 0);  // the protocol's crowd rule is exercised
-  double max_diff = 0;
-  size_t exact = 0, total = 0;
-  for (const auto& [name, expected] : reference.items()) {
-    CAPTURE(name);
-    const auto detections = eval::read_coco_results(dir / (name + ".json"), gt);
-    const eval::CocoStats stats = eval::evaluate_coco(gt, detections);
-    for (size_t i = 0; i < 12; ++i) {
-      CAPTURE(i);
-      const double want = expected.at(i).get<double>();
-      CHECK(std::fabs(stats.stats[i] - want) <= 1e-6);
-      max_diff = std::max(max_diff, std::fabs(stats.stats[i] - want));
-      exact += stats.stats[i] == want;
-      ++total;
-    }
-  }
-  MESSAGE("pycocotools agreement: " << exact << "/" << total << " stats bit-identical, max |diff| "
-                                    << max_diff);
+  compare_with_pycocotools(reference, gt, dir.path(), {}, "boxes");
 }
 
 TEST_CASE("all 10 keypoint stats agree with pycocotools' COCOeval(iouType='keypoints')") {
@@ -92,22 +101,5 @@ TEST_CASE("all 10 keypoint stats agree with pycocotools' COCOeval(iouType='keypo
   CHECK(crowd > 0);
   eval::CocoEvalOptions options;
   options.iou_type = eval::IouType::kKeypoints;
-  double max_diff = 0;
-  size_t exact = 0, total = 0;
-  for (const auto& [name, expected] : reference.items()) {
-    CAPTURE(name);
-    const auto detections = eval::read_coco_results(dir / (name + ".json"), gt);
-    const eval::CocoStats stats = eval::evaluate_coco(gt, detections, options);
-    REQUIRE(stats.num_stats() == 10);
-    for (size_t i = 0; i < 10; ++i) {
-      CAPTURE(i);
-      const double want = expected.at(i).get<double>();
-      CHECK(std::fabs(stats.stats[i] - want) <= 1e-6);
-      max_diff = std::max(max_diff, std::fabs(stats.stats[i] - want));
-      exact += stats.stats[i] == want;
-      ++total;
-    }
-  }
-  MESSAGE("pycocotools keypoints agreement: " << exact << "/" << total
-                                              << " stats bit-identical, max |diff| " << max_diff);
+  compare_with_pycocotools(reference, gt, dir.path(), options, "keypoints");
 }
