@@ -116,7 +116,12 @@ Checkpoint load_checkpoint(const std::filesystem::path& path) {
   const std::string file = path.string();
   std::ifstream in(path, std::ios::binary);
   if (!in) throw core::InputError(fmt::format("{}: cannot open checkpoint", file));
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
+  return parse_checkpoint(bytes, file);
+}
+
+Checkpoint parse_checkpoint(const std::vector<char>& bytes, const std::string& file) {
   c10::IValue root;
   try {
     root = torch::pickle_load(bytes);
