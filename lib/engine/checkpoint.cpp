@@ -10,6 +10,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "engine/torch_zip_check.h"
 #include "model/torch_save.h"
 
 namespace trainer::engine {
@@ -122,6 +123,11 @@ Checkpoint load_checkpoint(const std::filesystem::path& path) {
 }
 
 Checkpoint parse_checkpoint(const std::vector<char>& bytes, const std::string& file) {
+  if (const auto problem = check_torch_zip(bytes)) {
+    throw core::InputError(fmt::format(
+        "{}: not a readable checkpoint (truncated, corrupt, or not written by trainer: {})", file,
+        *problem));
+  }
   c10::IValue root;
   try {
     root = torch::pickle_load(bytes);
