@@ -13,7 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                 reinterpret_cast<const char*>(data) + size);
   try {
     trainer::engine::parse_checkpoint(bytes, "fuzz.ckpt");
-  } catch (const trainer::core::InputError&) {
+  } catch (const trainer::core::InputError& e) {
+    trainer::fuzz::expected_error(e);
   }
   return 0;
 }

@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       FUZZ_CHECK(images.count(a.image_id) == 1);  // the reader promises declared image ids
       FUZZ_CHECK(a.bbox[2] >= 0 && a.bbox[3] >= 0);
     }
-  } catch (const trainer::core::InputError&) {
+  } catch (const trainer::core::InputError& e) {
+    trainer::fuzz::expected_error(e);
   }
   return 0;
 }

@@ -26,9 +26,10 @@ const trainer::data::CocoFile& ground_truth() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<trainer::eval::Detection> detections;
   try {
-    detections = trainer::eval::parse_coco_results(trainer::fuzz::as_text(data, size),
-                                                   "fuzz.json", ground_truth());
-  } catch (const trainer::core::InputError&) {
+    detections = trainer::eval::parse_coco_results(trainer::fuzz::as_text(data, size), "fuzz.json",
+                                                   ground_truth());
+  } catch (const trainer::core::InputError& e) {
+    trainer::fuzz::expected_error(e);
     return 0;
   }
   const std::string written = trainer::eval::format_coco_results(detections);

@@ -24,7 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::filesystem::path base_dir = "/nonexistent-trainer-fuzz";
   try {
     trainer::core::load_config_text(yaml, "fuzz.yaml", base_dir, parts);
-  } catch (const trainer::core::ConfigError&) {
+  } catch (const trainer::core::ConfigError& e) {
+    trainer::fuzz::expected_error(e);
   }
   return 0;
 }

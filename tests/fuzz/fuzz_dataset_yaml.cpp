@@ -36,7 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const auto spec = trainer::data::load_dataset_yaml(file, /*check_paths=*/false);
     FUZZ_CHECK(spec.nc() > 0);
-  } catch (const trainer::core::ConfigError&) {
+  } catch (const trainer::core::ConfigError& e) {
+    trainer::fuzz::expected_error(e);
   }
   return 0;
 }

@@ -2,14 +2,15 @@
 // the run with a message.
 //
 // Why: every target turns libFuzzer's bytes into the arguments of one project entry point; a broken
-// invariant must crash loudly (libFuzzer then saves the input) in the fuzzer and in the ctest replay
-// alike, so it aborts instead of using assert (compiled out in release builds).
+// invariant must crash loudly (libFuzzer then saves the input) in the fuzzer and in the ctest
+// replay alike, so it aborts instead of using assert (compiled out in release builds).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,13 @@ inline std::vector<std::string> split_at_nul(const std::string& text) {
     }
   }
   return parts;
+}
+
+// An expected error (the documented exception): printed when TRAINER_FUZZ_VERBOSE is set, so
+// a replay shows what each input came to.
+inline void expected_error(const std::exception& e) {
+  static const bool verbose = std::getenv("TRAINER_FUZZ_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "expected error: %s\n", e.what());
 }
 
 [[noreturn]] inline void invariant_failed(const char* what, const char* file, int line) {
