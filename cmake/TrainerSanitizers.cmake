@@ -4,8 +4,9 @@
 # checkpoints); AddressSanitizer and UBSan turn a silent out-of-bounds read or overflow there into a
 # failing test, and libFuzzer searches for such inputs.
 # - TRAINER_SANITIZE=ON (scripts/build.sh --sanitize -> build-asan/): trainer_sanitize(target)
-#   adds ASan + UBSan to the targets that call it: trainer_core, trainer_data, its codecs and the
-#   tests of tests/core and tests/data. A UBSan finding stops the test (no recover).
+#   adds ASan + UBSan to the targets that call it: trainer_core and trainer_runtime, trainer_data
+#   and its codecs, the precompiled LibTorch header (gcc needs its users to match), the tests of
+#   tests/core and tests/data and the fuzz replays. A UBSan finding stops the test (no recover).
 # - TRAINER_FUZZ=ON (scripts/fuzz.sh -> build-fuzz/, clang only): every target is compiled with
 #   libFuzzer's coverage hooks plus ASan + UBSan; trainer_fuzz_link(target) links libFuzzer's
 #   main into the tests/fuzz executables.
