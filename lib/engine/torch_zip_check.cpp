@@ -89,7 +89,7 @@ bool is_data_pkl(const char* name, uint64_t length) {
 }
 
 // Argument kinds of the pickle opcodes (pickletools' ArgumentDescriptor, reduced to sizes).
-enum class Arg { kNone, kFixed, kLength, kLine, kTwoLines, kMemo, kUnknown };
+enum class Arg { kUnknown, kNone, kFixed, kLength, kLine, kTwoLines, kMemo };
 
 struct Opcode {
   Arg arg = Arg::kUnknown;
@@ -99,11 +99,13 @@ struct Opcode {
 // Indexed by the opcode byte; kUnknown for bytes that are no opcode.
 const std::array<Opcode, 256>& opcodes() {
   static const std::array<Opcode, 256> table = [] {
-    std::array<Opcode, 256> t{};
+    std::array<Opcode, 256> t;
+    t.fill(Opcode{Arg::kUnknown, 0});  // explicit: gcc 12 -O2 zero-filled `t{}` here, ignoring
+                                       // the member initializer
     auto set = [&t](const char* ops, Opcode o) {
       for (const char* p = ops; *p != '\0'; ++p) t[static_cast<unsigned char>(*p)] = o;
     };
-    set("(.012NR]abd}elstuQo\x81\x85\x86\x87\x88\x89\x8f\x90\x91\x92\x93\x94\x97\x98",
+    set("().012NR]abd}elstuQo\x81\x85\x86\x87\x88\x89\x8f\x90\x91\x92\x93\x94\x97\x98",
         {Arg::kNone, 0});
     set("Kh\x80\x82", {Arg::kFixed, 1});
     set("M\x83", {Arg::kFixed, 2});
