@@ -30,28 +30,43 @@ constexpr uint32_t kSaturated32 = 0xFFFFFFFF;
 
 struct Directory {
   uint64_t entries = 0;
+  uint64_t size = 0;
   uint64_t offset = 0;
 };
 
+// The directory as LibTorch's miniz finds it: the zip64 record whenever a zip64 locator precedes
+// the end record (even if the end record's own fields are not saturated), else the end record.
+// Fuzz finding: a zip64 record with directory offset 2^64-1 passed miniz's overflowing bounds check
+// and made LibTorch's VectorReader read before the buffer, so both records are bounds-checked here.
 std::optional<Directory> find_directory(Bytes data, uint64_t size, std::string* why) {
   if (size < 22) {
     *why = "too short for a zip file";
     return std::nullopt;
   }
-  // The record sits at the end, before a comment of at most 65535 bytes.
+  // The end record sits at the end, before a comment of at most 65535 bytes.
   const uint64_t lowest = size > 22 + 65535 ? size - 22 - 65535 : 0;
   for (uint64_t at = size - 22 + 1; at-- > lowest;) {
     if (little_endian(data + at, 4) != kEndOfDirectory) continue;
-    Directory d{little_endian(data + at + 10, 2), little_endian(data + at + 16, 4)};
-    const bool zip64 = d.entries == 0xFFFF || d.offset == kSaturated32;
-    if (!zip64) return d;
-    if (at < 20 || little_endian(data + at - 20, 4) != kZip64Locator) break;
-    const uint64_t record = little_endian(data + at - 20 + 8, 8);
-    if (size < 56 || record > size - 56 ||
-        little_endian(data + record, 4) != kZip64EndOfDirectory) {
-      break;
+    Directory d{little_endian(data + at + 10, 2), little_endian(data + at + 12, 4),
+                little_endian(data + at + 16, 4)};
+    if (at >= 20 && little_endian(data + at - 20, 4) == kZip64Locator) {
+      const uint64_t record = little_endian(data + at - 20 + 8, 8);
+      if (size < 56 || record > size - 56 ||
+          little_endian(data + record, 4) != kZip64EndOfDirectory) {
+        *why = "corrupt zip64 directory record";
+        return std::nullopt;
+      }
+      d = Directory{little_endian(data + record + 32, 8), little_endian(data + record + 40, 8),
+                    little_endian(data + record + 48, 8)};
+    } else if (d.entries == 0xFFFF || d.size == kSaturated32 || d.offset == kSaturated32) {
+      *why = "zip64 directory without its record";
+      return std::nullopt;
     }
-    return Directory{little_endian(data + record + 32, 8), little_endian(data + record + 48, 8)};
+    if (d.offset > size || d.size > size - d.offset) {
+      *why = "zip directory outside the file";
+      return std::nullopt;
+    }
+    return d;
   }
   *why = "no zip directory";
   return std::nullopt;
