@@ -11,8 +11,9 @@ if(TRAINER_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
 endif()
 
 add_library(trainer_warnings INTERFACE)
-target_compile_options(trainer_warnings INTERFACE -Wall -Wextra -Wpedantic -Wshadow=local
-                                                  -Wno-unused-parameter)
+target_compile_options(trainer_warnings INTERFACE -Wall -Wextra -Wpedantic
+                                                  $<$<CXX_COMPILER_ID:GNU>:-Wshadow=local>
+                                                  -Wno-unused-parameter)  # clang: no =local
 if(TRAINER_WERROR)
   target_compile_options(trainer_warnings INTERFACE -Werror)
 endif()

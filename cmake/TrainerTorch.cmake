@@ -98,6 +98,9 @@ target_link_libraries(trainer_torch_pch PUBLIC trainer_torch PRIVATE trainer_war
 if(TRAINER_PCH)
   target_precompile_headers(trainer_torch_pch PRIVATE <torch/torch.h>)
 endif()
+# gcc refuses a precompiled header built without the sanitizers in a sanitized translation unit
+# (__SANITIZE_ADDRESS__ differs), so in the sanitizer build every PCH user is sanitized with it.
+trainer_sanitize(trainer_torch_pch)
 
 function(trainer_use_torch_pch target)
   if(TRAINER_PCH)

@@ -1,21 +1,37 @@
 #!/usr/bin/env bash
 # Configures (once) and builds trainer with Ninja, ccache and a precompiled LibTorch header.
-# Usage: scripts/build.sh [--cuda] [ninja targets...]
-#   default: the CPU build in build/ (what the tests run)
-#   --cuda:  the CUDA build in build-cuda/ (compiles and links here; runs on a GPU machine)
+# Usage: scripts/build.sh [--cuda|--sanitize|--fuzz] [ninja targets...]
+#   default:    the CPU build in build/ (what the tests run)
+#   --cuda:     the CUDA build in build-cuda/ (compiles and links here; runs on a GPU machine)
+#   --sanitize: ASan + UBSan on the core and data libraries and their tests, in build-asan/
+#               (scripts/test.sh builds and runs those suites there)
+#   --fuzz:     clang + libFuzzer + ASan + UBSan in build-fuzz/ (scripts/fuzz.sh); warnings are not
+#               errors there, since clang warns about things gcc does not
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 
 cuda=OFF
 dir=$TRAINER_BUILD
-if [ "${1:-}" = "--cuda" ]; then
-  cuda=ON
-  dir=$TRAINER_BUILD_CUDA
-  shift
-fi
+werror=${TRAINER_WERROR:-ON}
+extra=()
+case "${1:-}" in
+  --cuda)
+    cuda=ON
+    dir=$TRAINER_BUILD_CUDA
+    shift ;;
+  --sanitize)
+    dir=$TRAINER_BUILD_ASAN
+    extra=(-DTRAINER_SANITIZE=ON)
+    shift ;;
+  --fuzz)
+    dir=$TRAINER_BUILD_FUZZ
+    werror=OFF
+    extra=(-DTRAINER_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++)
+    shift ;;
+esac
 if [ ! -f "$dir/build.ninja" ]; then
   prefix=${TRAINER_TORCH_PREFIX:-$("$TRAINER_VENV/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)}
   cmake -S "$TRAINER_ROOT" -B "$dir" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
-        -DTRAINER_CUDA=$cuda -DTRAINER_WERROR=${TRAINER_WERROR:-ON} ${TRAINER_CMAKE_ARGS:-}
+        -DTRAINER_CUDA=$cuda -DTRAINER_WERROR=$werror "${extra[@]}" ${TRAINER_CMAKE_ARGS:-}
 fi
 cmake --build "$dir" -- "$@"

@@ -4,7 +4,8 @@
 # nlohmann-json) and the pinned PyPI torch wheel (our LibTorch) plus pycocotools (the eval tests'
 # reference) in a virtual environment outside the clone ($TRAINER_CACHE, default ~/.cache/trainer),
 # so a second clone or CI run reuses it.
-# A second run takes seconds. Usage: scripts/setup.sh
+# A second run takes seconds. Usage: scripts/setup.sh [--fuzz]
+#   --fuzz: also clang and libFuzzer (scripts/fuzz.sh), which nothing else needs
 set -euo pipefail
 
 TORCH_VERSION=2.11.0  # matches the GPU VM image (2.11.0+cu130) and the CUDA 13.0 toolkit here
@@ -20,6 +21,11 @@ VENV=$TRAINER_CACHE/venv
 APT_PACKAGES=(build-essential cmake ninja-build ccache git pkg-config python3 python3-venv
               libopencv-dev libyaml-cpp-dev libspdlog-dev libcli11-dev doctest-dev
               nlohmann-json3-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev)
+# clang 14 and its runtimes (libclang_rt.fuzzer, asan, ubsan live in libclang-rt-14-dev).
+FUZZ_APT_PACKAGES=(clang libclang-rt-14-dev)
+if [ "${1:-}" = "--fuzz" ]; then
+  APT_PACKAGES+=("${FUZZ_APT_PACKAGES[@]}")
+fi
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 

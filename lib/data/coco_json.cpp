@@ -76,7 +76,7 @@ CocoFile parse_coco_json(const std::string& text, const std::string& source) {
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     fail(source, fmt::format("malformed json ({})", e.what()));
   }
   if (!root.is_object()) fail(source, "the top level is not an object");

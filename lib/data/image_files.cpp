@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <istream>
 #include <set>
 #include <utility>
 #include <vector>
@@ -42,7 +43,7 @@ int be32(const unsigned char* p) {
 // Walks the segments up to the frame header: its size, turned by an Exif orientation found on the
 // way (cv::imread turns the image, so the reported size is the turned one). Reads only the
 // segment headers and an APP1 segment, never the image data.
-std::optional<ImageHeader> jpeg_header(std::ifstream& in, std::string* error) {
+std::optional<ImageHeader> jpeg_header(std::istream& in, std::string* error) {
   unsigned char buf[9];
   int orientation = 1;
   in.seekg(2);
@@ -145,25 +146,35 @@ fs::path label_path_for_image(const fs::path& image) {
   return out;
 }
 
+std::optional<ImageHeader> parse_image_header(std::istream& in, std::string* error,
+                                              bool* other_format) {
+  if (other_format) *other_format = false;
+  unsigned char sig[24] = {};
+  in.read(reinterpret_cast<char*>(sig), sizeof(sig));
+  const auto got = in.gcount();
+  in.clear();
+  if (got >= 3 && sig[0] == 0xFF && sig[1] == 0xD8 && sig[2] == 0xFF) return jpeg_header(in, error);
+  if (got >= 24 && sig[0] == 0x89 && sig[1] == 'P' && sig[2] == 'N' && sig[3] == 'G') {
+    return ImageHeader{be32(sig + 16), be32(sig + 20), ""};
+  }
+  if (got == 0) {
+    *error = "empty image file";
+  } else {
+    *error = "not a JPEG or PNG header";
+    if (other_format) *other_format = true;
+  }
+  return std::nullopt;
+}
+
 std::optional<ImageHeader> read_image_header(const fs::path& file, std::string* error) {
   std::ifstream in(file, std::ios::binary);
   if (!in) {
     *error = "image not found or unreadable";
     return std::nullopt;
   }
-  unsigned char sig[24] = {};
-  in.read(reinterpret_cast<char*>(sig), sizeof(sig));
-  const auto got = in.gcount();
-  in.clear();
-  std::optional<ImageHeader> header;
-  if (got >= 3 && sig[0] == 0xFF && sig[1] == 0xD8 && sig[2] == 0xFF) {
-    header = jpeg_header(in, error);
-  } else if (got >= 24 && sig[0] == 0x89 && sig[1] == 'P' && sig[2] == 'N' && sig[3] == 'G') {
-    header = ImageHeader{be32(sig + 16), be32(sig + 20), ""};
-  } else if (got == 0) {
-    *error = "empty image file";
-    return std::nullopt;
-  } else {
+  bool other_format = false;
+  std::optional<ImageHeader> header = parse_image_header(in, error, &other_format);
+  if (other_format) {
     std::vector<uint8_t> bytes;
     read_file_bytes(file, &bytes);
     std::string why;

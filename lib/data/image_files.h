@@ -8,6 +8,7 @@
 #pragma once
 
 #include <filesystem>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,5 +33,12 @@ struct ImageHeader {
 // Width and height from the file header (JPEG, PNG; other formats are decoded). On failure
 // returns nullopt and sets `error` ("cannot open", "not a JPEG/PNG ...", "truncated header", ...).
 std::optional<ImageHeader> read_image_header(const std::filesystem::path& file, std::string* error);
+
+// The JPEG/PNG part of read_image_header on any seekable stream that starts with the image (a
+// file, or bytes in memory for tests and the fuzzer), without the 10-pixel rule. On failure
+// returns nullopt and sets `error`; `*other_format` (optional) is set when the bytes are neither
+// JPEG nor PNG, so that the caller may decode them instead.
+std::optional<ImageHeader> parse_image_header(std::istream& in, std::string* error,
+                                              bool* other_format = nullptr);
 
 }  // namespace trainer::data

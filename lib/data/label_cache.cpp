@@ -63,7 +63,9 @@ class Reader {
     if (n > in_.size()) throw std::runtime_error("corrupt label cache");
     need(n * sizeof(T));
     std::vector<T> v(n);
-    std::memcpy(v.data(), in_.data() + pos_, n * sizeof(T));
+    // An empty vector's data() may be null, and memcpy from or to null is undefined even for 0
+    // bytes (UBSan in the sanitizer build).
+    if (n > 0) std::memcpy(v.data(), in_.data() + pos_, n * sizeof(T));
     pos_ += n * sizeof(T);
     return v;
   }

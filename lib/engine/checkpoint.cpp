@@ -10,6 +10,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "engine/torch_zip_check.h"
 #include "model/detection_model.h"
 #include "model/torch_save.h"
 #include "model/weights_io.h"
@@ -125,7 +126,17 @@ Checkpoint load_checkpoint(const std::filesystem::path& path) {
   const std::string file = path.string();
   std::ifstream in(path, std::ios::binary);
   if (!in) throw core::InputError(fmt::format("{}: cannot open checkpoint", file));
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
+  return parse_checkpoint(bytes, file);
+}
+
+Checkpoint parse_checkpoint(const std::vector<char>& bytes, const std::string& file) {
+  if (const auto problem = check_torch_zip(bytes)) {
+    throw core::InputError(fmt::format(
+        "{}: not a readable checkpoint (truncated, corrupt, or not written by trainer: {})", file,
+        *problem));
+  }
   c10::IValue root;
   try {
     root = torch::pickle_load(bytes);

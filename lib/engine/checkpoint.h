@@ -66,4 +66,7 @@ void save_checkpoint(const Checkpoint& checkpoint, const std::filesystem::path& 
 // or foreign file, a newer format version, or a missing/mistyped field.
 Checkpoint load_checkpoint(const std::filesystem::path& path);
 
+// The same checks on a checkpoint's bytes already in memory (`file` names it in messages).
+Checkpoint parse_checkpoint(const std::vector<char>& bytes, const std::string& file);
+
 }  // namespace trainer::engine

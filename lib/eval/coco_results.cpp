@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -71,10 +72,16 @@ template <typename Name>
 int64_t read_id(const json& object, const char* key, const std::string& source, const Name& entry) {
   auto it = object.find(key);
   if (it == object.end()) fail(source, fmt::format("{} has no \"{}\"", entry(), key));
-  if (it->is_number_integer()) return it->get<int64_t>();
-  if (it->is_number_float()) {
+  constexpr double kLimit = 9.2e18;  // inside int64_t's range, so the cast below is defined
+  if (it->is_number_unsigned()) {
+    if (it->get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)) return it->get<int64_t>();
+  } else if (it->is_number_integer()) {
+    return it->get<int64_t>();
+  } else if (it->is_number_float()) {
     const double d = it->get<double>();
-    if (std::isfinite(d) && d == std::floor(d)) return static_cast<int64_t>(d);
+    if (std::isfinite(d) && std::abs(d) < kLimit && d == std::floor(d)) {
+      return static_cast<int64_t>(d);
+    }
   }
   fail(source, fmt::format("{}: \"{}\" must be an integer, got {}", entry(), key, it->dump()));
 }
@@ -142,7 +149,7 @@ std::vector<Detection> parse_coco_results(const std::string& text, const std::st
     const bool bare_tokens =
         text.find("NaN") != std::string::npos || text.find("Infinity") != std::string::npos;
     root = bare_tokens ? json::parse(quote_non_finite_tokens(text)) : json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     fail(source, fmt::format("malformed json ({})", e.what()));
   }
   if (!root.is_array()) {

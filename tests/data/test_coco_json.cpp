@@ -52,6 +52,8 @@ TEST_CASE("coco json: the 91 to 80 category map and its inverse") {
 
 TEST_CASE("coco json: bad input names the entry") {
   CHECK(error_of("{").find("malformed json") != std::string::npos);
+  // A number beyond double's range (fuzz finding: the exception escaped the reader).
+  CHECK(error_of(R"({"images": [], "x": 1e999})").find("malformed json") != std::string::npos);
   CHECK(error_of(R"({"images": [{"id": 1, "file_name": "a", "width": 1, "height": 1},
                                 {"id": 1, "file_name": "b", "width": 1, "height": 1}]})")
             .find("duplicate image id 1") != std::string::npos);

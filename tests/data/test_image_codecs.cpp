@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <vector>
 
 #include "core/error.h"
@@ -463,3 +464,29 @@ TEST_CASE("turbojpeg: headers over the pixel limit are refused before any alloca
   CHECK(error == "image of 65000 x 65000 pixels is over the decoder's limit of 1073741824 pixels");
 }
 #endif
+
+TEST_CASE("image header: the parser reads bytes in memory and tells other formats apart") {
+  // A PNG signature and IHDR: width 300, height 200 (big-endian at bytes 16 and 20).
+  std::string png = "\x89PNG\r\n\x1a\n";
+  png += std::string("\0\0\0\x0dIHDR", 8);
+  png += std::string("\0\0\x01\x2c\0\0\0\xc8", 8);
+  std::istringstream png_in(png);
+  std::string error;
+  bool other = true;
+  const auto header = parse_image_header(png_in, &error, &other);
+  REQUIRE(header);
+  CHECK(header->width == 300);
+  CHECK(header->height == 200);
+  CHECK_FALSE(other);
+
+  std::istringstream bmp_in("BM\x36\0\0\0");
+  CHECK_FALSE(parse_image_header(bmp_in, &error, &other));
+  CHECK(other);  // read_image_header decodes these instead
+  std::istringstream empty_in("");
+  CHECK_FALSE(parse_image_header(empty_in, &error, &other));
+  CHECK_FALSE(other);
+  CHECK(error == "empty image file");
+  std::istringstream cut_jpeg(std::string("\xff\xd8\xff\xe0\x00\x10JFIF", 10));
+  CHECK_FALSE(parse_image_header(cut_jpeg, &error, &other));
+  CHECK(error == "corrupt JPEG: no frame header");
+}

@@ -5,11 +5,15 @@
 
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
 #include <csignal>
 #include <fstream>
+#include <iterator>
+#include <vector>
 
 #include "core/error.h"
 #include "engine/checkpoint.h"
+#include "engine/torch_zip_check.h"
 #include "engine/trainer.h"
 #include "test_support.h"
 
@@ -89,6 +93,43 @@ TEST_CASE("checkpoint: a truncated file gets a clear error and the previous one 
   }
   CHECK(message.find("broken.ckpt: not a readable checkpoint (truncated") != std::string::npos);
   CHECK(load_checkpoint(good).best_fitness == 0.25);
+}
+
+TEST_CASE("checkpoint: a corrupt length is refused before LibTorch allocates it") {
+  // Fuzz finding (tests/fuzz/regressions/checkpoint): a 3 KB file whose pickle declared a 1.9 GB
+  // string made torch::pickle_load allocate it and take seconds before failing.
+  trainer::test::TempDir dir;
+  const auto file = dir.path() / "last.ckpt";
+  save_checkpoint(sample(1.0), file);
+  std::ifstream in(file, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK_FALSE(check_torch_zip(bytes));
+  const std::string key("X\x06\0\0\0format", 11);  // BINUNICODE, length 6, "format"
+  const auto at = std::search(bytes.begin(), bytes.end(), key.begin(), key.end());
+  REQUIRE(at != bytes.end());
+  at[4] = 0x70;  // length 0x70000006
+  CHECK_THROWS_WITH_AS(parse_checkpoint(bytes, "last.ckpt"),
+                       doctest::Contains("last.ckpt: not a readable checkpoint (truncated, "
+                                         "corrupt, or not written by trainer: pickle declares"),
+                       trainer::core::InputError);
+}
+
+TEST_CASE("checkpoint: the pickle check follows each opcode's argument") {
+  auto check = [](const std::string& pickle) {
+    return check_pickle(reinterpret_cast<const unsigned char*>(pickle.data()), pickle.size());
+  };
+  CHECK_FALSE(check(std::string("\x80\x02K\x05.", 5)));           // PROTO 2, BININT1 5, STOP
+  CHECK_FALSE(check(std::string("\x80\x02X\x02\0\0\0ab.", 10)));  // a 2-byte string
+  const std::string proto2("\x80\x02", 2);
+  CHECK_FALSE(check(proto2 + "ctorch\nFloatStorage\n."));  // GLOBAL: two lines of text
+  CHECK(*check(std::string("\x80\x02X\x04\0\0\0ab.", 10)) ==
+        "pickle declares 4 bytes at byte 2 but has 3 left");
+  CHECK(*check(std::string("\x80\x02K\x05", 4)) == "pickle has no STOP opcode");
+  CHECK(*check(std::string("\x80\x02K", 3)) == "pickle ends inside an opcode");
+  CHECK(*check(proto2 + "ctorch\n") == "pickle ends inside a text argument");
+  CHECK(*check(std::string("\x80\x02Nr\xff\xff\xff\x7f.", 9)) ==
+        "pickle memo index at byte 3 is out of range");
+  CHECK(*check(std::string("\x80\x02\xff.", 4)) == "unknown pickle opcode 0xff at byte 2");
 }
 
 TEST_CASE("checkpoint: a kill during the write leaves the previous checkpoint intact") {

@@ -82,6 +82,16 @@ TEST_CASE("bad results name the file and the entry") {
         "dets.json: detection #0 (image_id 7) has no \"score\"");
   CHECK(parse_error(R"([{"image_id": 7.5, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 1}])") ==
         "dets.json: detection #0: \"image_id\" must be an integer, got 7.5");
+  // Found by the fuzzer (tests/fuzz/regressions/coco_results): a number beyond double's range was
+  // an exception escaping the reader, an id beyond int64's range an undefined cast.
+  CHECK(parse_error(R"([{"image_id": 7, "category_id": 1, "bbox": [0, 0, 1, 1e999], "score": 1}])")
+            .find("dets.json: malformed json") == 0);
+  for (const char* id : {"1e30", "-1e30", "18446744073709551615"}) {
+    CAPTURE(id);
+    CHECK(parse_error(std::string(R"([{"image_id": )") + id +
+                      R"(, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 1}])")
+              .find("\"image_id\" must be an integer") != std::string::npos);
+  }
   // "NaN" inside a string is left alone.
   CHECK(
       parse_error(

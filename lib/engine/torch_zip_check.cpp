@@ -1,0 +1,236 @@
+// See torch_zip_check.h. Zip: the end-of-central-directory record (zip64 when a field is
+// saturated), then one central directory entry per record (method, sizes, local header offset,
+// name; zip64 sizes in the 0x0001 extra field). Pickle: protocol 2..5 opcodes as Python's
+// pickletools lists them, each with a fixed-size, length-prefixed, newline-ended or no argument.
+#include "engine/torch_zip_check.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+
+namespace trainer::engine {
+namespace {
+
+using Bytes = const unsigned char*;
+
+uint64_t little_endian(Bytes p, int n) {
+  uint64_t v = 0;
+  for (int i = n - 1; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+constexpr uint32_t kEndOfDirectory = 0x06054b50;
+constexpr uint32_t kZip64Locator = 0x07064b50;
+constexpr uint32_t kZip64EndOfDirectory = 0x06064b50;
+constexpr uint32_t kDirectoryEntry = 0x02014b50;
+constexpr uint32_t kLocalHeader = 0x04034b50;
+constexpr uint32_t kSaturated32 = 0xFFFFFFFF;
+
+struct Directory {
+  uint64_t entries = 0;
+  uint64_t size = 0;
+  uint64_t offset = 0;
+};
+
+// The directory as LibTorch's miniz finds it: the zip64 record whenever a zip64 locator precedes
+// the end record (even if the end record's own fields are not saturated), else the end record.
+// Fuzz finding: a zip64 record with directory offset 2^64-1 passed miniz's overflowing bounds check
+// and made LibTorch's VectorReader read before the buffer, so both records are bounds-checked here.
+std::optional<Directory> find_directory(Bytes data, uint64_t size, std::string* why) {
+  if (size < 22) {
+    *why = "too short for a zip file";
+    return std::nullopt;
+  }
+  // The end record sits at the end, before a comment of at most 65535 bytes.
+  const uint64_t lowest = size > 22 + 65535 ? size - 22 - 65535 : 0;
+  for (uint64_t at = size - 22 + 1; at-- > lowest;) {
+    if (little_endian(data + at, 4) != kEndOfDirectory) continue;
+    Directory d{little_endian(data + at + 10, 2), little_endian(data + at + 12, 4),
+                little_endian(data + at + 16, 4)};
+    if (at >= 20 && little_endian(data + at - 20, 4) == kZip64Locator) {
+      const uint64_t record = little_endian(data + at - 20 + 8, 8);
+      if (size < 56 || record > size - 56 ||
+          little_endian(data + record, 4) != kZip64EndOfDirectory) {
+        *why = "corrupt zip64 directory record";
+        return std::nullopt;
+      }
+      d = Directory{little_endian(data + record + 32, 8), little_endian(data + record + 40, 8),
+                    little_endian(data + record + 48, 8)};
+    } else if (d.entries == 0xFFFF || d.size == kSaturated32 || d.offset == kSaturated32) {
+      *why = "zip64 directory without its record";
+      return std::nullopt;
+    }
+    if (d.offset > size || d.size > size - d.offset) {
+      *why = "zip directory outside the file";
+      return std::nullopt;
+    }
+    return d;
+  }
+  *why = "no zip directory";
+  return std::nullopt;
+}
+
+// Saturated 32-bit fields of a directory entry, replaced from its zip64 extra field.
+bool read_zip64_extra(Bytes extra, uint64_t length, uint64_t* uncompressed, uint64_t* compressed,
+                      uint64_t* offset) {
+  for (uint64_t at = 0; at + 4 <= length;) {
+    const uint64_t id = little_endian(extra + at, 2);
+    const uint64_t n = little_endian(extra + at + 2, 2);
+    if (at + 4 + n > length) return false;
+    if (id == 0x0001) {
+      uint64_t used = 0;
+      for (uint64_t* field : {uncompressed, compressed, offset}) {
+        if (*field != kSaturated32) continue;
+        if (used + 8 > n) return false;
+        *field = little_endian(extra + at + 4 + used, 8);
+        used += 8;
+      }
+      return true;
+    }
+    at += 4 + n;
+  }
+  return true;
+}
+
+bool is_data_pkl(const char* name, uint64_t length) {
+  constexpr const char kSuffix[] = "/data.pkl";
+  constexpr uint64_t kSuffixLength = sizeof(kSuffix) - 1;
+  if (length <= kSuffixLength) return false;
+  const uint64_t archive = length - kSuffixLength;
+  return std::memcmp(name + archive, kSuffix, kSuffixLength) == 0 &&
+         std::memchr(name, '/', archive) == nullptr;
+}
+
+// Argument kinds of the pickle opcodes (pickletools' ArgumentDescriptor, reduced to sizes).
+enum class Arg { kUnknown, kNone, kFixed, kLength, kLine, kTwoLines, kMemo };
+
+struct Opcode {
+  Arg arg = Arg::kUnknown;
+  int bytes = 0;  // kFixed: the argument's size; kLength, kMemo: the size of the count
+};
+
+// Indexed by the opcode byte; kUnknown for bytes that are no opcode.
+const std::array<Opcode, 256>& opcodes() {
+  static const std::array<Opcode, 256> table = [] {
+    std::array<Opcode, 256> t;
+    t.fill(Opcode{Arg::kUnknown, 0});  // explicit: gcc 12 -O2 zero-filled `t{}` here, ignoring
+                                       // the member initializer
+    auto set = [&t](const char* ops, Opcode o) {
+      for (const char* p = ops; *p != '\0'; ++p) t[static_cast<unsigned char>(*p)] = o;
+    };
+    set("().012NR]abd}elstuQo\x81\x85\x86\x87\x88\x89\x8f\x90\x91\x92\x93\x94\x97\x98",
+        {Arg::kNone, 0});
+    set("Kh\x80\x82", {Arg::kFixed, 1});
+    set("M\x83", {Arg::kFixed, 2});
+    set("Jj\x84", {Arg::kFixed, 4});
+    set("G\x95", {Arg::kFixed, 8});
+    set("UC\x8a\x8c", {Arg::kLength, 1});
+    set("TXB\x8b", {Arg::kLength, 4});
+    set("\x8d\x8e\x96", {Arg::kLength, 8});
+    set("ILFSVPpg", {Arg::kLine, 0});
+    set("ci", {Arg::kTwoLines, 0});
+    set("q", {Arg::kMemo, 1});
+    set("r", {Arg::kMemo, 4});
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+std::optional<std::string> check_pickle(const unsigned char* data, size_t size) {
+  size_t at = 0;
+  while (at < size) {
+    const unsigned char op = data[at++];
+    const Opcode o = opcodes()[op];
+    const size_t left = size - at;
+    switch (o.arg) {
+      case Arg::kUnknown:
+        return fmt::format("unknown pickle opcode 0x{:02x} at byte {}", op, at - 1);
+      case Arg::kNone:
+        if (op == '.') return std::nullopt;
+        break;
+      case Arg::kFixed:
+        if (left < static_cast<size_t>(o.bytes)) return std::string("pickle ends inside an opcode");
+        at += o.bytes;
+        break;
+      case Arg::kLength: {
+        if (left < static_cast<size_t>(o.bytes)) return std::string("pickle ends inside a length");
+        const uint64_t length = little_endian(data + at, o.bytes);
+        if (length > left - o.bytes) {
+          return fmt::format("pickle declares {} bytes at byte {} but has {} left", length, at - 1,
+                             left - o.bytes);
+        }
+        at += o.bytes + length;
+        break;
+      }
+      case Arg::kLine:
+      case Arg::kTwoLines:
+        for (int line = 0; line < (o.arg == Arg::kLine ? 1 : 2); ++line) {
+          const void* end = std::memchr(data + at, '\n', size - at);
+          if (end == nullptr) return std::string("pickle ends inside a text argument");
+          at = static_cast<size_t>(static_cast<Bytes>(end) - data) + 1;
+        }
+        break;
+      case Arg::kMemo:
+        if (left < static_cast<size_t>(o.bytes)) return std::string("pickle ends inside an opcode");
+        // Each memo entry stores an object the pickle built, so an index beyond its size is
+        // corrupt (LibTorch reserves memory for the index before storing anything).
+        if (little_endian(data + at, o.bytes) > size) {
+          return fmt::format("pickle memo index at byte {} is out of range", at - 1);
+        }
+        at += o.bytes;
+        break;
+    }
+  }
+  return std::string("pickle has no STOP opcode");
+}
+
+std::optional<std::string> check_torch_zip(const std::vector<char>& bytes) {
+  const auto data = reinterpret_cast<Bytes>(bytes.data());
+  const uint64_t size = bytes.size();
+  std::string why;
+  const auto directory = find_directory(data, size, &why);
+  if (!directory) return why;
+  uint64_t at = directory->offset;
+  std::optional<std::pair<uint64_t, uint64_t>> pickle;  // offset and size of data.pkl
+  for (uint64_t k = 0; k < directory->entries; ++k) {
+    if (at > size || size - at < 46 || little_endian(data + at, 4) != kDirectoryEntry) {
+      return fmt::format("zip directory entry {} is corrupt", k);
+    }
+    const uint64_t method = little_endian(data + at + 10, 2);
+    uint64_t compressed = little_endian(data + at + 20, 4);
+    uint64_t uncompressed = little_endian(data + at + 24, 4);
+    const uint64_t name_length = little_endian(data + at + 28, 2);
+    const uint64_t extra_length = little_endian(data + at + 30, 2);
+    const uint64_t comment_length = little_endian(data + at + 32, 2);
+    uint64_t local = little_endian(data + at + 42, 4);
+    const uint64_t entry_size = 46 + name_length + extra_length + comment_length;
+    if (entry_size > size - at || !read_zip64_extra(data + at + 46 + name_length, extra_length,
+                                                    &uncompressed, &compressed, &local)) {
+      return fmt::format("zip directory entry {} is corrupt", k);
+    }
+    if (method != 0 || compressed != uncompressed) {
+      return fmt::format("zip entry {} is compressed (torch.save stores its records)", k);
+    }
+    if (local > size || size - local < 30 || little_endian(data + local, 4) != kLocalHeader) {
+      return fmt::format("zip entry {} points outside the file", k);
+    }
+    const uint64_t start =
+        local + 30 + little_endian(data + local + 26, 2) + little_endian(data + local + 28, 2);
+    if (start > size || compressed > size - start) {
+      return fmt::format("zip entry {} declares {} bytes beyond the end of the file", k,
+                         compressed);
+    }
+    const auto name = reinterpret_cast<const char*>(data + at + 46);
+    if (!pickle && is_data_pkl(name, name_length)) pickle.emplace(start, compressed);
+    at += entry_size;
+  }
+  if (!pickle) return std::string("no data.pkl record");
+  if (auto problem = check_pickle(data + pickle->first, pickle->second)) return problem;
+  return std::nullopt;
+}
+
+}  // namespace trainer::engine
