@@ -11,10 +11,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "engine/torch_zip_check.h"
-#include "model/detection_model.h"
 #include "model/torch_save.h"
-#include "model/weights_io.h"
-#include "optim/ema.h"
 
 namespace trainer::engine {
 namespace {
@@ -106,20 +103,6 @@ void save_checkpoint(const Checkpoint& c, const std::filesystem::path& path) {
   const std::vector<char> bytes = model::torch_save_bytes(c10::IValue(dict));
   std::filesystem::create_directories(path.parent_path().empty() ? "." : path.parent_path());
   core::write_file_atomically(path, std::string_view(bytes.data(), bytes.size()));
-}
-
-std::vector<std::pair<std::string, at::Tensor>> ema_weights(const Checkpoint& checkpoint) {
-  return optim::ModelEma::weights_in(checkpoint.ema);
-}
-
-void load_weights_or_checkpoint(model::DetectionModelImpl& model,
-                                const std::filesystem::path& path) {
-  if (path.extension() == ".ckpt") {
-    model::load_weights(model, ema_weights(load_checkpoint(path)),
-                        path.string() + " (EMA weights)");
-    return;
-  }
-  model::load_weights(model, path);
 }
 
 Checkpoint load_checkpoint(const std::filesystem::path& path) {
