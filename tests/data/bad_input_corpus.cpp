@@ -78,39 +78,6 @@ size_t sof0_at(const std::string& jpeg) {
   return std::string::npos;
 }
 
-#if defined(TRAINER_HAS_LIBJPEG)
-// An Adobe CMYK JPEG (what print workflows export).
-std::string cmyk_jpeg(int width, int height) {
-  jpeg_compress_struct c{};
-  jpeg_error_mgr err{};
-  c.err = jpeg_std_error(&err);
-  jpeg_create_compress(&c);
-  unsigned char* buffer = nullptr;
-  unsigned long size = 0;
-  jpeg_mem_dest(&c, &buffer, &size);
-  c.image_width = static_cast<JDIMENSION>(width);
-  c.image_height = static_cast<JDIMENSION>(height);
-  c.input_components = 4;
-  c.in_color_space = JCS_CMYK;
-  jpeg_set_defaults(&c);
-  jpeg_set_colorspace(&c, JCS_CMYK);
-  jpeg_start_compress(&c, TRUE);
-  std::vector<unsigned char> row(static_cast<size_t>(width) * 4);
-  while (c.next_scanline < c.image_height) {
-    for (size_t i = 0; i < row.size(); ++i) {
-      row[i] = static_cast<unsigned char>((i * 3 + c.next_scanline * 5) & 0xFF);
-    }
-    JSAMPROW p = row.data();
-    jpeg_write_scanlines(&c, &p, 1);
-  }
-  jpeg_finish_compress(&c);
-  jpeg_destroy_compress(&c);
-  std::string out(reinterpret_cast<char*>(buffer), size);
-  std::free(buffer);
-  return out;
-}
-#endif
-
 }  // namespace
 
 BadInputCorpus make_bad_input_corpus(const fs::path& root) {
@@ -158,7 +125,13 @@ BadInputCorpus make_bad_input_corpus(const fs::path& root) {
   write_bytes(images / "sixteen.png", rgb_png(40, 30, 16));
   usable("sixteen.png", box);
 #if defined(TRAINER_HAS_LIBJPEG)
-  write_bytes(images / "cmyk.jpg", cmyk_jpeg(40, 30));
+  cv::Mat inks(30, 40, CV_8UC4);
+  for (int y = 0; y < inks.rows; ++y) {
+    for (int x = 0; x < inks.cols * 4; ++x)
+      inks.ptr<uint8_t>(y)[x] = static_cast<uint8_t>(x * 3 + y * 5);
+  }
+  const auto cmyk = encode_cmyk_jpeg(inks, JCS_CMYK);
+  write_bytes(images / "cmyk.jpg", std::string(cmyk.begin(), cmyk.end()));
   usable("cmyk.jpg", box);
 #endif
   const std::string non_utf8 = std::string("name\xff\xfe") + ".jpg";  // not valid UTF-8

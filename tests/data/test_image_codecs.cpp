@@ -21,9 +21,7 @@
 #include "data/codecs/turbojpeg_codec.h"
 #endif
 #if defined(TRAINER_HAS_LIBJPEG)
-#include <jpeglib.h>
-#include <cstdio>  // jpeglib.h needs FILE
-#include <cstdlib>
+#include "cmyk_jpeg.h"
 #endif
 #if defined(TRAINER_IMAGE_CODECS_OPENCV)
 #include <opencv2/imgcodecs.hpp>
@@ -305,35 +303,8 @@ TEST_CASE("turbojpeg: encoders round-trip through OpenCV's decoder") {
 }
 
 #if defined(TRAINER_HAS_LIBJPEG)
-namespace {
-// A CMYK image stored as Adobe CMYK or YCCK (libjpeg writes the Adobe marker for both).
-std::vector<uint8_t> encode_cmyk_jpeg(const cv::Mat& cmyk, J_COLOR_SPACE stored) {
-  jpeg_compress_struct c{};
-  jpeg_error_mgr err{};
-  c.err = jpeg_std_error(&err);
-  jpeg_create_compress(&c);
-  unsigned char* buffer = nullptr;
-  unsigned long size = 0;
-  jpeg_mem_dest(&c, &buffer, &size);
-  c.image_width = static_cast<JDIMENSION>(cmyk.cols);
-  c.image_height = static_cast<JDIMENSION>(cmyk.rows);
-  c.input_components = 4;
-  c.in_color_space = JCS_CMYK;
-  jpeg_set_defaults(&c);
-  jpeg_set_colorspace(&c, stored);
-  jpeg_set_quality(&c, 90, TRUE);
-  jpeg_start_compress(&c, TRUE);
-  while (c.next_scanline < c.image_height) {
-    JSAMPROW row = const_cast<JSAMPROW>(cmyk.ptr<uint8_t>(static_cast<int>(c.next_scanline)));
-    jpeg_write_scanlines(&c, &row, 1);
-  }
-  jpeg_finish_compress(&c);
-  jpeg_destroy_compress(&c);
-  std::vector<uint8_t> out(buffer, buffer + size);
-  std::free(buffer);
-  return out;
-}
-}  // namespace
+
+using trainer::test::encode_cmyk_jpeg;
 
 TEST_CASE("turbojpeg: CMYK and YCCK JPEGs decode to exactly cv::imdecode's pixels") {
   cv::Mat cmyk(37, 53, CV_8UC4);
