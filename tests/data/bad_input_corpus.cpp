@@ -9,9 +9,7 @@
 #include "png_bytes.h"
 
 #if defined(TRAINER_HAS_LIBJPEG)
-#include <jpeglib.h>
-#include <cstdio>  // jpeglib.h needs FILE
-#include <cstdlib>
+#include "cmyk_jpeg.h"
 #endif
 
 namespace fs = std::filesystem;
