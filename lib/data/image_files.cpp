@@ -185,11 +185,14 @@ std::optional<ImageHeader> read_image_header(const fs::path& file, std::string* 
     }
     header = ImageHeader{im.cols, im.rows, ""};
   }
-  if (header && (header->width < 10 || header->height < 10)) {
-    *error = fmt::format("image size {}x{} is under 10 pixels", header->width, header->height);
-    return std::nullopt;
-  }
+  if (header && !large_enough(*header, error)) return std::nullopt;
   return header;
+}
+
+bool large_enough(const ImageHeader& header, std::string* error) {
+  if (header.width >= 10 && header.height >= 10) return true;
+  *error = fmt::format("image size {}x{} is under 10 pixels", header.width, header.height);
+  return false;
 }
 
 }  // namespace trainer::data

@@ -41,4 +41,7 @@ std::optional<ImageHeader> read_image_header(const std::filesystem::path& file, 
 std::optional<ImageHeader> parse_image_header(std::istream& in, std::string* error,
                                               bool* other_format = nullptr);
 
+// The reference's minimum: both sides at least 10 pixels; otherwise false with `error` set.
+bool large_enough(const ImageHeader& header, std::string* error);
+
 }  // namespace trainer::data

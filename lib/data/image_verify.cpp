@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <sstream>
 #include <thread>
 
 #include "data/image_codec.h"
@@ -12,21 +13,25 @@
 namespace trainer::data {
 
 ImageVerdict verify_image(const std::filesystem::path& file) {
+  // One read and one decode per file: the header is parsed from the same bytes (its size is
+  // checked against the pixel limit before the decoder allocates anything).
   ImageVerdict verdict;
-  std::string error;
-  std::optional<ImageHeader> header = read_image_header(file, &error);
-  if (!header) {
-    verdict.error = error;
-    return verdict;
-  }
-  if (static_cast<int64_t>(header->width) * header->height > kMaxImagePixels) {
-    verdict.error = fmt::format("image of {} x {} pixels is over the decoder's limit of {} pixels",
-                                header->width, header->height, kMaxImagePixels);
-    return verdict;
-  }
   std::vector<uint8_t> bytes;
   if (!read_file_bytes(file, &bytes)) {
     verdict.error = "image not found or unreadable";
+    return verdict;
+  }
+  std::string error;
+  bool other_format = false;  // BMP, TIFF, WebP, ...: the decode gives the size
+  std::istringstream stream(std::string(bytes.begin(), bytes.end()));
+  std::optional<ImageHeader> header = parse_image_header(stream, &error, &other_format);
+  if (!header && !other_format) {
+    verdict.error = error;
+    return verdict;
+  }
+  if (header && static_cast<int64_t>(header->width) * header->height > kMaxImagePixels) {
+    verdict.error = fmt::format("image of {} x {} pixels is over the decoder's limit of {} pixels",
+                                header->width, header->height, kMaxImagePixels);
     return verdict;
   }
   const cv::Mat pixels = decode_image_bgr(bytes, &error);
@@ -34,11 +39,13 @@ ImageVerdict verify_image(const std::filesystem::path& file) {
     verdict.error = "cannot decode image: " + error;
     return verdict;
   }
+  if (!header) header = ImageHeader{pixels.cols, pixels.rows, ""};
   if (pixels.cols != header->width || pixels.rows != header->height) {
     verdict.error = fmt::format("the header says {}x{} but the image decodes to {}x{}",
                                 header->width, header->height, pixels.cols, pixels.rows);
     return verdict;
   }
+  if (!large_enough(*header, &verdict.error)) return verdict;
   if (!header->warning.empty()) {
     verdict.warning =
         header->warning + "; it decodes (the decoder fills the missing part), kept, file unchanged";
