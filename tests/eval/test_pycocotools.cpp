@@ -47,7 +47,7 @@ void compare_with_pycocotools(const nlohmann::json& reference, const data::CocoF
       ++total;
     }
   }
-  MESSAGE("pycocotools agreement (" << what << "): " << exact << "/" << total
+  MESSAGE("pycocotools agreement (" << std::string(what) << "): " << exact << "/" << total
                                     << " stats bit-identical, max |diff| " << max_diff);
 }
 
