@@ -212,7 +212,9 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
     t0 = Clock::now();
     if (criterion) {  // summed on the device: read once after the last batch
       const at::Tensor items =
-          (*criterion)(raw, batch->labels, images.size(0)).items.detach().to(torch::kFloat);
+          (*criterion)(raw, loss::LossTargets{batch->labels, batch->keypoints}, images.size(0))
+              .items.detach()
+              .to(torch::kFloat);
       if (!loss_sum.defined()) loss_sum = torch::zeros_like(items);
       loss_sum += items;
       ++loss_batches;

@@ -27,8 +27,9 @@ DetectionLoss::DetectionLoss(int num_classes, int reg_max, std::vector<double> s
       o2m_weight_(end2end ? kO2mStart : 1.0),
       o2o_weight_(end2end ? 1.0 - kO2mStart : 0.0) {}
 
-LossResult DetectionLoss::operator()(const model::DetectOutput& outputs,
-                                     const torch::Tensor& labels, int64_t batch_size) {
+LossResult DetectionLoss::operator()(const model::DetectOutput& outputs, const LossTargets& targets,
+                                     int64_t batch_size) {
+  const auto& labels = targets.labels;
   if (end2end_ && outputs.one2one.empty())
     throw std::invalid_argument("detection loss: end-to-end loss needs the one2one outputs");
   if (outputs.one2many.empty()) throw std::invalid_argument("detection loss: no one2many outputs");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "loss/head_loss.h"
+#include "loss/loss_targets.h"
 #include "model/detect_output.h"
 
 namespace trainer::loss {
@@ -18,7 +19,8 @@ namespace trainer::loss {
 struct LossResult {
   torch::Tensor
       total;  // 0-d, with grad: sum over items x batch size (what backward() is called on)
-  torch::Tensor items;  // (3,) detached, gain-scaled [box, cls, dfl] (o2o items for end-to-end)
+  torch::Tensor items;  // detached, gain-scaled items, (3,) [box, cls, dfl] for detection (the
+                        // o2o items for end-to-end); a task's loss defines its own list
 };
 
 // ProgLoss: the one-to-many weight after `updates` end-of-epoch updates of a run of
@@ -31,11 +33,18 @@ class DetectionLoss {
   // end2end: YOLO26 (o2m topk 10 + o2o topk 7 / topk2 1); otherwise only the o2m head (topk 10).
   DetectionLoss(int num_classes, int reg_max, std::vector<double> strides, LossGains gains,
                 bool end2end);
+  virtual ~DetectionLoss() = default;
+
+  // The loss of a batch. Tasks with more labels than boxes (pose) override this one.
+  virtual LossResult operator()(const model::DetectOutput& outputs, const LossTargets& targets,
+                                int64_t batch_size);
 
   // labels: (n, 6) float [image_index, class, cx, cy, w, h] normalised to [0,1] (as
   // lib/data/batch.h). Works on fp32 or bf16 outputs (computed in fp32, autocast off inside).
   LossResult operator()(const model::DetectOutput& outputs, const torch::Tensor& labels,
-                        int64_t batch_size);
+                        int64_t batch_size) {
+    return (*this)(outputs, LossTargets{labels, {}}, batch_size);
+  }
 
   // ProgLoss update at the end of each epoch (no-op unless end2end).
   void end_epoch(int total_epochs);

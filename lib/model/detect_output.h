@@ -1,5 +1,5 @@
-// The value the detection head hands to the loss in training mode. Kept in its own header so the loss
-// (lib/loss) depends on this contract only, not on the model's building blocks.
+// The value the detection head hands to the loss in training mode. Kept in its own header so the
+// loss (lib/loss) depends on this contract only, not on the model's building blocks.
 #pragma once
 
 #include <torch/types.h>
@@ -12,7 +12,14 @@ namespace trainer::model {
 // (B, 4 * reg_max + nc, H_l, W_l): the box channels first, then the class logits.
 struct DetectOutput {
   std::vector<torch::Tensor> one2many;  // the one-to-many head (always present)
-  std::vector<torch::Tensor> one2one;   // the end-to-end copy on detached features (YOLO26); empty otherwise
+  std::vector<torch::Tensor>
+      one2one;  // the end-to-end copy on detached features (YOLO26); empty otherwise
+
+  // Pose heads only (empty for the other tasks), per level and branch like the above:
+  // raw keypoints (B, K * ndim, H_l, W_l), channels [x, y(, v)] per keypoint, not decoded; and
+  // YOLO26's raw sigmas (B, 2 K, H_l, W_l), [sigma_x, sigma_y] per keypoint, in training mode only.
+  std::vector<torch::Tensor> one2many_kpts, one2one_kpts;
+  std::vector<torch::Tensor> one2many_sigma, one2one_sigma;
 };
 
 }  // namespace trainer::model

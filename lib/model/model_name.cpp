@@ -14,11 +14,12 @@ constexpr const char kScales[] = "nsmlx";
 }  // namespace
 
 std::string ModelName::display() const {
+  const std::string suffix = task == core::Task::kPose ? "-pose" : "";
   switch (family) {
     case ModelFamily::kYolo26:
-      return std::string("yolo26") + scale;
+      return std::string("yolo26") + scale + suffix;
     case ModelFamily::kYolo11:
-      return std::string("yolo11") + scale;
+      return std::string("yolo11") + scale + suffix;
     case ModelFamily::kCustomYaml:
       return yaml_file.string();
   }
@@ -34,10 +35,28 @@ std::vector<std::string> builtin_model_names() {
 }
 
 ModelName parse_model_name(const std::string& text) {
-  // yolo26n-pose, yolo11s-seg, ...: the name is right, the head is later work (core/task.h).
+  // yolo26n-pose: the detection name plus a pose head. -seg and -obb are later work (core/task.h).
   if (const auto task = core::task_from_model_name(text)) {
-    throw core::ConfigError("model '" + text + "': " + core::task_name(*task) +
-                            " models are not implemented yet; this trainer builds detect models");
+    const std::string stem = std::filesystem::path(text).stem().string();
+    const auto dash = stem.rfind('-');
+    if (*task != core::Task::kPose || dash == std::string::npos) {
+      throw core::ConfigError("model '" + text + "': " + core::task_name(*task) +
+                              " models are not implemented yet; this trainer builds detect and "
+                              "pose models");
+    }
+    std::string lower_suffix = stem.substr(dash);
+    std::transform(lower_suffix.begin(), lower_suffix.end(), lower_suffix.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    if (lower_suffix != "-pose") {
+      throw core::ConfigError("unknown model '" + text +
+                              "'; pose models are named like yolo26n-pose");
+    }
+    ModelName name = parse_model_name(stem.substr(0, dash));
+    if (name.family == ModelFamily::kCustomYaml) {
+      throw core::ConfigError("model '" + text + "': pose models are built-in names only");
+    }
+    name.task = core::Task::kPose;
+    return name;
   }
   const std::filesystem::path path(text);
   const auto ext = path.extension().string();

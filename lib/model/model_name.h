@@ -8,19 +8,23 @@
 #include <string>
 #include <vector>
 
+#include "core/task.h"
+
 namespace trainer::model {
 
 enum class ModelFamily { kYolo26, kYolo11, kCustomYaml };
 
 struct ModelName {
   ModelFamily family = ModelFamily::kYolo26;
-  char scale = 'n';                 // n, s, m, l, x (built-in families)
-  std::filesystem::path yaml_file;  // kCustomYaml
+  char scale = 'n';                       // n, s, m, l, x (built-in families)
+  std::filesystem::path yaml_file;        // kCustomYaml
+  core::Task task = core::Task::kDetect;  // the head: "-pose" names build a pose model
 
-  std::string display() const;  // "yolo26n" or the yaml path
+  std::string display() const;  // "yolo26n", "yolo26n-pose" or the yaml path
 };
 
-// Parses `text` (case-insensitive built-in name, or an existing .yaml/.yml path). Throws
+// Parses `text` (case-insensitive built-in name, optionally with the "-pose" suffix, or an
+// existing .yaml/.yml path). Throws
 // core::ConfigError listing the valid names, or naming a missing yaml.
 ModelName parse_model_name(const std::string& text);
 

@@ -1,0 +1,18 @@
+// What a batch gives the loss besides the head's outputs: the box labels and, for keypoint tasks,
+// the keypoints of the same rows.
+//
+// Why a struct: the loss of each task reads different batch fields (pose adds keypoints; masks
+// and rotated boxes will follow), and the train step and the validator hand over one value.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+namespace trainer::loss {
+
+struct LossTargets {
+  at::Tensor labels;     // (n, 6) float [image_index, class, cx, cy, w, h], normalised to [0, 1]
+  at::Tensor keypoints;  // (n, K, 3) float [x / W, y / H, visibility 0/1/2]; undefined or K = 0
+                         // for tasks without keypoints
+};
+
+}  // namespace trainer::loss
