@@ -76,6 +76,9 @@ struct LossConfig {
   double box = 7.5;
   double cls = 0.5;
   double dfl = 1.5;
+  double pose = 12.0;  // keypoint location loss gain (pose models)
+  double kobj = 1.0;   // keypoint visibility BCE gain (pose models, kpt_shape [K, 3])
+  double rle = 1.0;    // residual log-likelihood loss gain (YOLO26 pose models)
 };
 
 struct AugmentConfig {

@@ -238,6 +238,15 @@ std::vector<FieldSpec> build_fields() {
   f.push_back(float_field(
       "dfl", "loss", [](auto& c) -> auto& { return c.loss.dfl; }, closed(0, 1000),
       "DFL (YOLO11) / L1 (YOLO26) loss gain"));
+  f.push_back(float_field(
+      "pose", "loss", [](auto& c) -> auto& { return c.loss.pose; }, closed(0, 1000),
+      "keypoint location loss gain (pose)"));
+  f.push_back(float_field(
+      "kobj", "loss", [](auto& c) -> auto& { return c.loss.kobj; }, closed(0, 1000),
+      "keypoint visibility loss gain (pose)"));
+  f.push_back(float_field(
+      "rle", "loss", [](auto& c) -> auto& { return c.loss.rle; }, closed(0, 1000),
+      "residual log-likelihood loss gain (YOLO26 pose)"));
   // augment
   f.push_back(float_field(
       "hsv_h", "augment", [](auto& c) -> auto& { return c.augment.hsv_h; }, closed(0, 1),
@@ -406,9 +415,6 @@ constexpr std::string_view kReferenceOnlyKeys[] = {
     "simplify",
     "opset",
     "workspace",
-    "pose",
-    "kobj",
-    "rle",
     "angle",
     "bgr",
     "cutmix",

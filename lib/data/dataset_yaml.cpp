@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+#include <cmath>
 
 #include <cstdlib>
 #include <map>
@@ -203,6 +204,22 @@ DatasetSpec parse_dataset(const fs::path& file, bool check_paths) {
                         fmt::format("'flip_idx' must be a permutation of 0..{} (one entry per "
                                     "keypoint of kpt_shape)",
                                     k - 1));
+    }
+  }
+  if (const YAML::Node sigmas = root["kpt_oks_sigmas"]) {
+    const int k = spec.kpt_shape ? (*spec.kpt_shape)[0] : 0;
+    if (!sigmas.IsSequence() || static_cast<int>(sigmas.size()) != k) {
+      throw ConfigError(at(sigmas, file),
+                        fmt::format("'kpt_oks_sigmas' must list {} positive values (one per "
+                                    "keypoint of kpt_shape)",
+                                    k));
+    }
+    for (const auto& v : sigmas) {
+      const double sigma = v.as<double>();
+      if (!(sigma > 0) || !std::isfinite(sigma)) {
+        throw ConfigError(at(v, file), "'kpt_oks_sigmas' values must be positive and finite");
+      }
+      spec.kpt_oks_sigmas.push_back(sigma);
     }
   }
   return spec;

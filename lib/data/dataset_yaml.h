@@ -35,6 +35,8 @@ struct DatasetSpec {
   std::vector<std::string> names;  // index = class id
   std::optional<std::array<int, 2>> kpt_shape;
   std::vector<int> flip_idx;
+  std::vector<double> kpt_oks_sigmas;  // per keypoint (OKS in the loss, assigner and metric);
+                                       // empty: COCO's for kpt_shape [17, 3], else 1/K
 
   int nc() const { return static_cast<int>(names.size()); }
 };

@@ -119,3 +119,14 @@ TEST_CASE(
   CHECK(load_config(std::filesystem::path{}, {"imgsz=641"}).config.data.imgsz == 672);
   CHECK(load_config(std::filesystem::path{}, {"imgsz=640"}).notes.empty());
 }
+
+TEST_CASE("the pose loss gains: reference defaults 12, 1, 1 and settable") {
+  const auto defaults = load_config("", {}).config.loss;
+  CHECK(defaults.pose == 12.0);
+  CHECK(defaults.kobj == 1.0);
+  CHECK(defaults.rle == 1.0);
+  const auto set = load_config("", {"pose=6", "kobj=0.5", "rle=0"}).config.loss;
+  CHECK(set.pose == 6.0);
+  CHECK(set.kobj == 0.5);
+  CHECK(set.rle == 0.0);
+}

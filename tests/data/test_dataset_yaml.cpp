@@ -85,3 +85,25 @@ TEST_CASE("the shared coco8 and coco8-pose yamls written the Ultralytics way loa
   CHECK(pose_spec.flip_idx.size() == 17);
   CHECK(pose_spec.flip_idx[1] == 2);
 }
+
+TEST_CASE("kpt_oks_sigmas: one positive value per keypoint, else a config error with the line") {
+  TempDir dir;
+  write_text(dir / "ok.yaml",
+             "train: .\nval: .\nnames: [a]\nkpt_shape: [3, 3]\nkpt_oks_sigmas: [0.1, 0.2, 0.05]\n");
+  const auto spec = load_dataset_yaml(dir / "ok.yaml");
+  REQUIRE(spec.kpt_oks_sigmas.size() == 3);
+  CHECK(spec.kpt_oks_sigmas[1] == doctest::Approx(0.2));
+  write_text(dir / "short.yaml",
+             "train: .\nval: .\nnames: [a]\nkpt_shape: [3, 3]\nkpt_oks_sigmas: [0.1, 0.2]\n");
+  CHECK_THROWS_WITH_AS(load_dataset_yaml(dir / "short.yaml"),
+                       ((dir / "short.yaml").string() +
+                        ":5: 'kpt_oks_sigmas' must list 3 positive values (one per keypoint of "
+                        "kpt_shape)")
+                           .c_str(),
+                       ConfigError);
+  write_text(dir / "zero.yaml",
+             "train: .\nval: .\nnames: [a]\nkpt_shape: [2, 2]\nkpt_oks_sigmas: [0.1, 0]\n");
+  CHECK_THROWS_WITH_AS(load_dataset_yaml(dir / "zero.yaml"),
+                       doctest::Contains("'kpt_oks_sigmas' values must be positive and finite"),
+                       ConfigError);
+}
