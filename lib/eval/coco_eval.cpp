@@ -252,7 +252,10 @@ std::array<double, 12> summarize_coco(const CocoAccumulation& acc, const CocoPar
 CocoStats evaluate_coco(const data::CocoFile& ground_truth,
                         const std::vector<Detection>& detections, const CocoEvalOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  const CocoParams params = params_for(options.iou_type);
+  CocoParams params = params_for(options.iou_type);
+  if (options.iou_type == IouType::kKeypoints && !options.kpt_oks_sigmas.empty()) {
+    params.kpt_oks_sigmas = options.kpt_oks_sigmas;
+  }
   std::vector<int64_t> num_gt;
   const CocoAccumulation acc = run_evaluation(ground_truth, detections, params, options, &num_gt);
   CocoStats out;

@@ -44,6 +44,9 @@ struct CocoStats {
 struct CocoEvalOptions {
   int threads = 0;                   // 0 = hardware concurrency
   IouType iou_type = IouType::kBox;  // kKeypoints: OKS with COCO's 17 sigmas (coco_keypoint_params)
+  // Keypoints: other sigmas (one per point; pycocotools' params.kpt_oks_sigmas), for datasets
+  // that are not COCO's 17 points. Empty: COCO's.
+  std::vector<double> kpt_oks_sigmas{};
 };
 
 // Evaluates `detections` against `ground_truth` over all its images and categories (pycocotools'

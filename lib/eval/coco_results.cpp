@@ -2,6 +2,7 @@
 #include "eval/coco_results.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -210,9 +211,13 @@ std::string format_coco_results(const std::vector<Detection>& detections) {
     const Detection& d = detections[i];
     out += fmt::format(
         "{}\n{{\"image_id\": {}, \"category_id\": {}, \"bbox\": [{:.3f}, {:.3f}, {:.3f}, {:.3f}], "
-        "\"score\": {:.5f}}}",
+        "\"score\": {:.5f}",
         i == 0 ? "" : ",", d.image_id, d.category_id, d.bbox_xywh[0], d.bbox_xywh[1],
         d.bbox_xywh[2], d.bbox_xywh[3], d.score);
+    if (!d.keypoints.empty()) {  // unrounded, as the reference writes them
+      out += fmt::format(", \"keypoints\": [{}]", fmt::join(d.keypoints, ", "));
+    }
+    out += "}";
   }
   out += detections.empty() ? "]\n" : "\n]\n";
   return out;

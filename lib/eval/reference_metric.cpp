@@ -63,13 +63,29 @@ std::vector<ReferenceCorrect> reference_match(const std::vector<std::array<float
                                               const std::vector<int>& gt_classes) {
   const size_t n = pred_boxes.size();
   const size_t m = gt_boxes.size();
+  std::vector<float> iou(m * n);  // [gt][pred]
+  for (size_t g = 0; g < m; ++g) {
+    for (size_t p = 0; p < n; ++p) iou[g * n + p] = reference_box_iou(gt_boxes[g], pred_boxes[p]);
+  }
+  return reference_match_overlaps(iou, pred_classes, gt_classes);
+}
+
+std::vector<ReferenceCorrect> reference_match_overlaps(const std::vector<float>& overlaps,
+                                                       const std::vector<int>& pred_classes,
+                                                       const std::vector<int>& gt_classes) {
+  const size_t n = pred_classes.size();
+  const size_t m = gt_classes.size();
+  if (overlaps.size() != m * n) {
+    throw std::invalid_argument("reference_match_overlaps: " + std::to_string(overlaps.size()) +
+                                " overlaps for " + std::to_string(m) + " ground truths x " +
+                                std::to_string(n) + " predictions");
+  }
   std::vector<ReferenceCorrect> correct(n, ReferenceCorrect{});
   if (n == 0 || m == 0) return correct;
-  std::vector<float> iou(m * n);  // [gt][pred], zero where the classes differ
+  std::vector<float> iou(overlaps);  // zero where the classes differ
   for (size_t g = 0; g < m; ++g) {
     for (size_t p = 0; p < n; ++p) {
-      iou[g * n + p] =
-          gt_classes[g] == pred_classes[p] ? reference_box_iou(gt_boxes[g], pred_boxes[p]) : 0.0f;
+      if (gt_classes[g] != pred_classes[p]) iou[g * n + p] = 0.0f;
     }
   }
   // 8.4.190: detections in the given (descending confidence) order, each taking, per threshold,
@@ -126,20 +142,48 @@ ReferenceMetric::ReferenceMetric(int num_classes, int max_det)
   if (max_det <= 0) throw std::invalid_argument("ReferenceMetric: max_det must be positive");
 }
 
+namespace {
+
+void check_sizes(size_t preds, size_t scores, size_t classes) {
+  if (scores != preds || classes != preds) {
+    throw std::invalid_argument("ReferenceMetric::add_image: " + std::to_string(preds) +
+                                " predictions, " + std::to_string(scores) + " scores, " +
+                                std::to_string(classes) + " classes");
+  }
+}
+
+}  // namespace
+
 void ReferenceMetric::add_image(const std::vector<std::array<float, 4>>& pred_boxes,
                                 const std::vector<float>& scores,
                                 const std::vector<int>& pred_classes,
                                 const std::vector<std::array<float, 4>>& gt_boxes,
                                 const std::vector<int>& gt_classes) {
-  if (scores.size() != pred_boxes.size() || pred_classes.size() != pred_boxes.size()) {
-    throw std::invalid_argument("ReferenceMetric::add_image: " + std::to_string(pred_boxes.size()) +
-                                " boxes, " + std::to_string(scores.size()) + " scores, " +
-                                std::to_string(pred_classes.size()) + " classes");
-  }
+  check_sizes(pred_boxes.size(), scores.size(), pred_classes.size());
   if (gt_classes.size() != gt_boxes.size()) {
     throw std::invalid_argument("ReferenceMetric::add_image: " + std::to_string(gt_boxes.size()) +
                                 " ground-truth boxes, " + std::to_string(gt_classes.size()) +
                                 " classes");
+  }
+  const size_t n = pred_boxes.size();
+  std::vector<float> iou(gt_boxes.size() * n);  // [gt][pred]
+  for (size_t g = 0; g < gt_boxes.size(); ++g) {
+    for (size_t p = 0; p < n; ++p) iou[g * n + p] = reference_box_iou(gt_boxes[g], pred_boxes[p]);
+  }
+  add_image_overlaps(iou, scores, pred_classes, gt_classes);
+}
+
+void ReferenceMetric::add_image_overlaps(const std::vector<float>& overlaps,
+                                         const std::vector<float>& scores,
+                                         const std::vector<int>& pred_classes,
+                                         const std::vector<int>& gt_classes) {
+  const size_t n = pred_classes.size();
+  const size_t m = gt_classes.size();
+  check_sizes(n, scores.size(), pred_classes.size());
+  if (overlaps.size() != m * n) {
+    throw std::invalid_argument("ReferenceMetric::add_image: " + std::to_string(overlaps.size()) +
+                                " overlaps for " + std::to_string(m) + " ground truths x " +
+                                std::to_string(n) + " predictions");
   }
   auto check_class = [&](int c, const char* what) {
     if (c < 0 || c >= num_classes_) {
@@ -152,7 +196,7 @@ void ReferenceMetric::add_image(const std::vector<std::array<float, 4>>& pred_bo
   for (int c : gt_classes) check_class(c, "ground-truth");
 
   // Keep the max_det highest scores (stable), as the reference's postprocess does.
-  std::vector<size_t> keep(pred_boxes.size());
+  std::vector<size_t> keep(n);
   std::iota(keep.begin(), keep.end(), size_t{0});
   if (keep.size() > static_cast<size_t>(max_det_)) {
     std::stable_sort(keep.begin(), keep.end(),
@@ -160,15 +204,16 @@ void ReferenceMetric::add_image(const std::vector<std::array<float, 4>>& pred_bo
     keep.resize(static_cast<size_t>(max_det_));
     std::sort(keep.begin(), keep.end());
   }
-  std::vector<std::array<float, 4>> boxes;
   std::vector<int> classes;
-  for (size_t i : keep) {
-    boxes.push_back(pred_boxes[i]);
+  std::vector<float> kept_overlaps(m * keep.size());
+  for (size_t j = 0; j < keep.size(); ++j) {
+    const size_t i = keep[j];
     classes.push_back(pred_classes[i]);
     conf_.push_back(scores[i]);
     pred_class_.push_back(pred_classes[i]);
+    for (size_t g = 0; g < m; ++g) kept_overlaps[g * keep.size() + j] = overlaps[g * n + i];
   }
-  const auto correct = reference_match(boxes, classes, gt_boxes, gt_classes);
+  const auto correct = reference_match_overlaps(kept_overlaps, classes, gt_classes);
   correct_.insert(correct_.end(), correct.begin(), correct.end());
   for (int c : gt_classes) ++gt_per_class_[static_cast<size_t>(c)];
   ++num_images_;

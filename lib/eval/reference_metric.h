@@ -34,6 +34,12 @@ std::vector<ReferenceCorrect> reference_match(const std::vector<std::array<float
                                               const std::vector<std::array<float, 4>>& gt_boxes,
                                               const std::vector<int>& gt_classes);
 
+// The same matching on any overlap: `overlaps` is [gt][pred] row-major (m x n), box IoU or
+// keypoint OKS (the pose metric's second matching). Different classes never match.
+std::vector<ReferenceCorrect> reference_match_overlaps(const std::vector<float>& overlaps,
+                                                       const std::vector<int>& pred_classes,
+                                                       const std::vector<int>& gt_classes);
+
 // compute_ap: AP from one recall/precision curve (detections sorted by confidence): sentinels
 // (0, 1) before and (last recall, 0), (1, 0) after (8.4.190), precision envelope, np.trapezoid
 // over np.interp at linspace(0, 1, 101).
@@ -50,6 +56,11 @@ class ReferenceMetric {
                  const std::vector<float>& scores, const std::vector<int>& pred_classes,
                  const std::vector<std::array<float, 4>>& gt_boxes,
                  const std::vector<int>& gt_classes);
+
+  // One image scored by a given overlap matrix [gt][pred] (m x n, in the predictions' order)
+  // instead of box IoU: the pose metric's keypoint OKS. Same max_det rule and checks.
+  void add_image_overlaps(const std::vector<float>& overlaps, const std::vector<float>& scores,
+                          const std::vector<int>& pred_classes, const std::vector<int>& gt_classes);
 
   // Adds another metric's images (e.g. from another rank or worker).
   void merge(const ReferenceMetric& other);

@@ -8,8 +8,9 @@ perturbed, keypoints without a box, misses and false positives, duplicates, tied
 more than 20 people in an image, detections on unlabelled people), then pycocotools' 10 stats for
 each. test_pycocotools.cpp evaluates the same files and compares.
 
-Usage: pycocotools_keypoints_reference.py OUT_DIR
-       (writes OUT_DIR/gt.json, OUT_DIR/<set>.json and OUT_DIR/stats.json)
+Usage: pycocotools_keypoints_reference.py OUT_DIR [K]
+       (writes OUT_DIR/gt.json, OUT_DIR/<set>.json and OUT_DIR/stats.json). With K other than 17
+       (a non-COCO skeleton), every point's sigma is 1/K, set as params.kpt_oks_sigmas.
 """
 import contextlib
 import io
@@ -21,7 +22,7 @@ import numpy as np
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 
-K = 17
+K = int(sys.argv[2]) if len(sys.argv) > 2 else 17
 
 
 def ground_truth(rng):
@@ -115,6 +116,8 @@ def main():
             json.dump(results, f)
         with contextlib.redirect_stdout(io.StringIO()):
             ev = COCOeval(coco, coco.loadRes(path), "keypoints")
+            if K != 17:
+                ev.params.kpt_oks_sigmas = np.full(K, 1.0 / K)
             ev.evaluate()
             ev.accumulate()
             ev.summarize()

@@ -120,3 +120,12 @@ TEST_CASE("format_coco_results rounds like the reference and reads back") {
   CHECK(back[1].bbox_xywh[3] == 10.0);
   CHECK(eval::format_coco_results({}) == "[]\n");
 }
+
+TEST_CASE("format_coco_results writes keypoints unrounded after the score") {
+  std::vector<eval::Detection> dets = {{42, 1, {1, 2, 3, 4}, 0.5, {10.125, 20.5, 0.75}}};
+  const std::string text = eval::format_coco_results(dets);
+  CHECK(text.find(R"("score": 0.50000, "keypoints": [10.125, 20.5, 0.75]})") != std::string::npos);
+  const auto back = eval::parse_coco_results(text, "dets.json", small_gt());
+  REQUIRE(back.size() == 1);
+  CHECK(back[0].keypoints == std::vector<double>{10.125, 20.5, 0.75});
+}

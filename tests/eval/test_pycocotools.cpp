@@ -103,3 +103,25 @@ TEST_CASE("all 10 keypoint stats agree with pycocotools' COCOeval(iouType='keypo
   options.iou_type = eval::IouType::kKeypoints;
   compare_with_pycocotools(reference, gt, dir.path(), options, "keypoints");
 }
+
+TEST_CASE("keypoint stats with a dataset's own sigmas (7 points, 1/K) agree with pycocotools") {
+  const std::string python = python_with_pycocotools();
+  if (python.empty()) {
+    TRAINER_SKIP("no python with pycocotools (run scripts/setup.sh, or set TRAINER_PYTHON)");
+  }
+  test::TempDir dir;
+  std::string out;
+  REQUIRE_MESSAGE(
+      test::run_command("'" + python +
+                            "' '" TRAINER_EVAL_SCRIPTS "/pycocotools_keypoints_reference.py' '" +
+                            dir.path().string() + "' 7",
+                        &out) == 0,
+      out);
+  const auto reference = nlohmann::json::parse(test::read_text(dir / "stats.json"));
+  const data::CocoFile gt = data::read_coco_json(dir / "gt.json");
+  REQUIRE(gt.annotations.front().keypoints.size() == 21);
+  eval::CocoEvalOptions options;
+  options.iou_type = eval::IouType::kKeypoints;
+  options.kpt_oks_sigmas.assign(7, 1.0 / 7);
+  compare_with_pycocotools(reference, gt, dir.path(), options, "keypoints");
+}
