@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -38,7 +39,8 @@ CocoClassMap coco_class_map(const CocoFile& coco, int nc) {
 }
 
 std::vector<ImageLabels> coco_to_labels(const CocoFile& coco, const std::filesystem::path& dir,
-                                        int nc, DatasetStats& stats) {
+                                        int nc, DatasetStats& stats, int keypoints_per_box) {
+  const size_t k_values = static_cast<size_t>(std::max(keypoints_per_box, 0)) * 3;
   const CocoClassMap map = coco_class_map(coco, nc);
   std::unordered_map<int64_t, size_t> slot;
   std::vector<ImageLabels> out(coco.images.size());
@@ -64,6 +66,26 @@ std::vector<ImageLabels> coco_to_labels(const CocoFile& coco, const std::filesys
     if (a.bbox[2] <= 0 || a.bbox[3] <= 0) continue;  // the reference skips these silently
     const double w = item.width, h = item.height;
     if (w <= 0 || h <= 0) continue;
+    if (k_values > 0 && !a.iscrowd && !a.keypoints.empty() && a.keypoints.size() != k_values) {
+      stats.problems.push_back(fmt::format(
+          "{}: annotation id {}: {} keypoint values, kpt_shape needs {} (x, y, v per point), "
+          "skipped",
+          source, a.id, a.keypoints.size(), k_values));
+      continue;
+    }
+    bool bad_point = false;
+    for (size_t v = 0; k_values > 0 && v + 2 < a.keypoints.size(); v += 3) {
+      const double vis = a.keypoints[v + 2];
+      bad_point = bad_point || !std::isfinite(a.keypoints[v]) ||
+                  !std::isfinite(a.keypoints[v + 1]) || !(vis == 0 || vis == 1 || vis == 2);
+    }
+    if (bad_point) {
+      stats.problems.push_back(
+          fmt::format("{}: annotation id {}: a keypoint with a non-finite coordinate or a "
+                      "visibility outside 0/1/2, skipped",
+                      source, a.id));
+      continue;
+    }
     const double x1 = std::clamp(a.bbox[0], 0.0, w), y1 = std::clamp(a.bbox[1], 0.0, h);
     const double x2 = std::clamp(a.bbox[0] + a.bbox[2], 0.0, w);
     const double y2 = std::clamp(a.bbox[1] + a.bbox[3], 0.0, h);
@@ -86,6 +108,16 @@ std::vector<ImageLabels> coco_to_labels(const CocoFile& coco, const std::filesys
     }
     item.classes.push_back(cls);
     item.boxes.push_back(box);
+    if (k_values > 0) {
+      // As the reference's COCO converter: x / width, y / height, visibility kept; unlabelled
+      // points (v = 0) stay at (0, 0, 0).
+      for (size_t v = 0; v < k_values; v += 3) {
+        const bool labelled = !a.keypoints.empty();
+        item.keypoints.push_back(labelled ? static_cast<float>(a.keypoints[v] / w) : 0.0f);
+        item.keypoints.push_back(labelled ? static_cast<float>(a.keypoints[v + 1] / h) : 0.0f);
+        item.keypoints.push_back(labelled ? static_cast<float>(a.keypoints[v + 2]) : 0.0f);
+      }
+    }
   }
   std::sort(out.begin(), out.end(),
             [](const ImageLabels& a, const ImageLabels& b) { return a.image < b.image; });

@@ -28,8 +28,11 @@ CocoClassMap coco_class_map(const CocoFile& coco, int nc);
 
 // One ImageLabels per json image (sorted by file name), image = images_dir / file_name, width and
 // height from the json. Counts duplicates, crowd and skipped boxes into `stats`, with messages.
+// With `keypoints_per_box` K > 0 (a person_keypoints file read for pose), each box carries the
+// annotation's K points normalised like the box with their visibility; an annotation without
+// keypoints gets K invisible points, one with another count is skipped with a message.
 std::vector<ImageLabels> coco_to_labels(const CocoFile& coco,
                                         const std::filesystem::path& images_dir, int nc,
-                                        DatasetStats& stats);
+                                        DatasetStats& stats, int keypoints_per_box = 0);
 
 }  // namespace trainer::data

@@ -105,11 +105,12 @@ CachedSplit index_yolo(const std::vector<fs::path>& images, int nc, KeypointShap
   return out;
 }
 
-CachedSplit index_coco(const fs::path& json, const fs::path& images_dir, int nc) {
+CachedSplit index_coco(const fs::path& json, const fs::path& images_dir, int nc,
+                       int keypoints_per_box) {
   CachedSplit out;
   DatasetStats& stats = out.stats;
   const CocoFile coco = read_coco_json(json);
-  std::vector<ImageLabels> items = coco_to_labels(coco, images_dir, nc, stats);
+  std::vector<ImageLabels> items = coco_to_labels(coco, images_dir, nc, stats, keypoints_per_box);
   std::vector<fs::path> files;
   files.reserve(items.size());
   for (const ImageLabels& item : items) files.push_back(item.image);
@@ -199,7 +200,8 @@ DatasetIndex load_split(const DatasetSpec& spec, Split split, const LoadOptions&
     index.from_cache = split_data.has_value();
   }
   if (!split_data) {
-    split_data = json ? index_coco(*json, paths[0], spec.nc()) : index_yolo(images, spec.nc(), kpt);
+    split_data = json ? index_coco(*json, paths[0], spec.nc(), kpt.count)
+                      : index_yolo(images, spec.nc(), kpt);
     if (options.use_cache) {
       try {
         save_label_cache(cache_file, hasher.value(), *split_data);

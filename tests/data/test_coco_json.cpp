@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "core/error.h"
+#include "data/coco_dataset.h"
 #include "data/coco_json.h"
 #include "test_support.h"
 
@@ -87,4 +88,37 @@ TEST_CASE("coco json: reads coco128's instances file") {
   CHECK(coco.images.size() == 128);
   CHECK(coco.categories.size() == 80);
   CHECK(coco.annotations.size() > 900);
+}
+
+TEST_CASE("coco json: person keypoints become pose labels, bad ones are skipped with the id") {
+  // Image 100 x 50, two keypoints per person: normalised as x / 100, y / 50, visibility kept.
+  const char* text = R"({
+    "images": [{"id": 1, "file_name": "p.jpg", "width": 100, "height": 50}],
+    "categories": [{"id": 1, "name": "person"}],
+    "annotations": [
+      {"id": 10, "image_id": 1, "category_id": 1, "bbox": [10, 10, 20, 20],
+       "keypoints": [20, 15, 2, 0, 0, 0], "num_keypoints": 1},
+      {"id": 11, "image_id": 1, "category_id": 1, "bbox": [50, 10, 20, 20]},
+      {"id": 12, "image_id": 1, "category_id": 1, "bbox": [70, 10, 20, 20],
+       "keypoints": [1, 2, 2]},
+      {"id": 13, "image_id": 1, "category_id": 1, "bbox": [5, 5, 20, 20],
+       "keypoints": [1, 2, 3, 4, 5, 1]}
+    ]})";
+  const auto coco = parse_coco_json(text, "kp.json");
+  trainer::data::DatasetStats stats;
+  const auto items = trainer::data::coco_to_labels(coco, "/images", 1, stats, 2);
+  REQUIRE(items.size() == 1);
+  REQUIRE(items[0].boxes.size() == 2);  // ids 12 (3 values) and 13 (visibility 3) skipped
+  const std::vector<float> expected = {0.2f, 0.3f, 2, 0, 0, 0,   // id 10
+                                       0,    0,    0, 0, 0, 0};  // id 11: no keypoints
+  CHECK(items[0].keypoints == expected);
+  REQUIRE(stats.problems.size() == 2);
+  CHECK(stats.problems[0].find("annotation id 12: 3 keypoint values, kpt_shape needs 6") !=
+        std::string::npos);
+  CHECK(stats.problems[1].find("annotation id 13") != std::string::npos);
+  // Read for detection, the same file has no keypoints.
+  trainer::data::DatasetStats box_stats;
+  const auto boxes = trainer::data::coco_to_labels(coco, "/images", 1, box_stats);
+  CHECK(boxes[0].boxes.size() == 4);
+  CHECK(boxes[0].keypoints.empty());
 }
