@@ -312,11 +312,15 @@ def cmd_pose_loss(out_file, yaml_name, nc, inputs):
     v8PoseLoss) with the default gains, on raw head outputs read from INPUTS: per branch b in
     (o2m, o2o) and level l the tensors "<b>_box_<l>", "<b>_cls_<l>", "<b>_kpts_<l>", "<b>_sigma_<l>"
     (B, C, H, W), the flow weights "flow.<key>", "kpt_shape", "labels" (n, 6) and "keypoints"
-    (n, K, 3). Writes {"total": 0-d, "items"} to OUT_FILE and the item names to OUT_FILE.json."""
+    (n, K, 3). Writes {"total": 0-d, "items", "grad.<input key>" for every raw output and flow
+    parameter} to OUT_FILE and the item names to OUT_FILE.json."""
     from ultralytics.cfg import get_cfg
     from ultralytics.nn.tasks import PoseModel
 
     data = torch.load(inputs, weights_only=True)
+    raw = [k for k in data if k.startswith(("o2m_", "o2o_"))]
+    for k in raw:
+        data[k].requires_grad_(True)
     kpt_shape = [int(v) for v in data["kpt_shape"].tolist()]
     model = PoseModel(f"{yaml_name}.yaml", nc=int(nc), data_kpt_shape=tuple(kpt_shape), verbose=False).train()
     model.args = get_cfg()
@@ -346,7 +350,12 @@ def cmd_pose_loss(out_file, yaml_name, nc, inputs):
     batch = {"batch_idx": labels[:, 0], "cls": labels[:, 1:2], "bboxes": labels[:, 2:6],
              "keypoints": data["keypoints"]}
     total, items = criterion(preds, batch)
-    torch.save({"total": total.detach().sum(), "items": torch.stack(list(items.values())).float()}, out_file)
+    total.sum().backward()
+    grads = {f"grad.{k}": data[k].grad for k in raw}
+    if getattr(head, "flow_model", None) is not None:
+        grads.update({f"grad.flow.{k}": p.grad for k, p in head.flow_model.named_parameters()})
+    torch.save({"total": total.detach().sum(), "items": torch.stack(list(items.values())).float(), **grads},
+               out_file)
     write_json(out_file + ".json", {"names": list(items.keys())})
 
 

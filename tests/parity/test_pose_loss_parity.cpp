@@ -102,14 +102,14 @@ TEST_CASE("parity: pose losses (yolo26n-pose E2E + RLE, yolo11n-pose) on fixed r
         const int64_t side = 8 >> l;
         const auto bx = reg_max == 1 ? torch::rand({b, 4, side, side}) * 2.5 + 0.3
                                      : torch::randn({b, 4 * reg_max, side, side});
-        box.push_back(bx);
-        cls.push_back(torch::randn({b, nc, side, side}) - 1);
-        kp.push_back(torch::randn({b, k * nd, side, side}) * 0.7);
+        box.push_back(bx.requires_grad_());
+        cls.push_back((torch::randn({b, nc, side, side}) - 1).requires_grad_());
+        kp.push_back((torch::randn({b, k * nd, side, side}) * 0.7).requires_grad_());
         saved.emplace_back(branch + "_box_" + std::to_string(l), box.back());
         saved.emplace_back(branch + "_cls_" + std::to_string(l), cls.back());
         saved.emplace_back(branch + "_kpts_" + std::to_string(l), kp.back());
         if (yolo26) {
-          sigma.push_back(torch::randn({b, 2 * k, side, side}));
+          sigma.push_back(torch::randn({b, 2 * k, side, side}).requires_grad_());
           saved.emplace_back(branch + "_sigma_" + std::to_string(l), sigma.back());
         }
       }
@@ -122,7 +122,11 @@ TEST_CASE("parity: pose losses (yolo26n-pose E2E + RLE, yolo11n-pose) on fixed r
     for (size_t l = 0; l < o2o_box.size(); ++l)
       out.one2one.push_back(torch::cat({o2o_box[l], o2o_cls[l]}, 1));
     std::optional<loss::KeypointFlow> flow;
-    if (yolo26) flow = loss::keypoint_flow(seeded_flow(saved));
+    model::RealNvp nvp{nullptr};
+    if (yolo26) {
+      nvp = seeded_flow(saved);
+      flow = loss::keypoint_flow(nvp);
+    }
     save_tensors(dir / "inputs.pt", saved);
 
     loss::PoseLoss criterion(nc, reg_max, strides, loss::LossGains{}, loss::PoseGains{},
@@ -139,6 +143,24 @@ TEST_CASE("parity: pose losses (yolo26n-pose E2E + RLE, yolo11n-pose) on fixed r
     const double d = max_abs(result.items, ref.at("items"));
     MESSAGE(name << " items max |diff| " << d);
     CHECK(d < 1e-4);
+    // Gradients of the total with respect to every raw output and flow parameter.
+    result.total.backward();
+    std::map<std::string, at::Tensor> grads;
+    for (const auto& [key, tensor] : saved)
+      if (key.rfind("o2", 0) == 0) grads[key] = tensor.grad();
+    if (yolo26)
+      for (const auto& item : nvp->named_parameters())
+        grads["flow." + item.key()] = item.value().grad();
+    double worst = 0;
+    for (const auto& [key, grad] : grads) {
+      CAPTURE(key);
+      const auto& expect = ref.at("grad." + key);
+      REQUIRE(grad.defined());
+      const double scale = expect.abs().max().item<double>() + 1e-3;
+      worst = std::max(worst, max_abs(grad, expect) / scale);
+    }
+    MESSAGE(name << " " << grads.size() << " gradients, max |diff| / max |ref| " << worst);
+    CHECK(worst < 1e-4);
     std::string expected = "{\"names\": [";
     for (const auto& n : criterion.item_names())
       expected += (expected.back() == '[' ? "\"" : ", \"") + n + "\"";
