@@ -311,9 +311,9 @@ def cmd_pose_loss(out_file, yaml_name, nc, inputs):
     """The pose criterion PoseModel.init_criterion builds (YOLO26: E2ELoss over PoseLoss26, YOLO11:
     v8PoseLoss) with the default gains, on raw head outputs read from INPUTS: per branch b in
     (o2m, o2o) and level l the tensors "<b>_box_<l>", "<b>_cls_<l>", "<b>_kpts_<l>", "<b>_sigma_<l>"
-    (B, C, H, W), the flow weights "flow.<key>", "kpt_shape", "labels" (n, 6) and "keypoints"
-    (n, K, 3). Writes {"total": 0-d, "items", "grad.<input key>" for every raw output and flow
-    parameter} to OUT_FILE and the item names to OUT_FILE.json."""
+    (B, C, H, W), the flow weights "flow.<key>", "kpt_shape", "labels" (n, 6), "keypoints"
+    (n, K, 2 or 3) and optionally "sigmas" (K). Writes {"total": 0-d, "items", "grad.<key>" for
+    every raw output and flow parameter} to OUT_FILE and the item names to OUT_FILE.json."""
     from ultralytics.cfg import get_cfg
     from ultralytics.nn.tasks import PoseModel
 
@@ -324,6 +324,8 @@ def cmd_pose_loss(out_file, yaml_name, nc, inputs):
     kpt_shape = [int(v) for v in data["kpt_shape"].tolist()]
     model = PoseModel(f"{yaml_name}.yaml", nc=int(nc), data_kpt_shape=tuple(kpt_shape), verbose=False).train()
     model.args = get_cfg()
+    if "sigmas" in data:  # a dataset's kpt_oks_sigmas (PoseTrainer.set_model_attributes)
+        model.kpt_oks_sigmas = data["sigmas"]
     head = model.model[-1]
     if getattr(head, "flow_model", None) is not None:
         flow = {k[5:]: v for k, v in data.items() if k.startswith("flow.")}
