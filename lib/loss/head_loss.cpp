@@ -73,8 +73,15 @@ HeadPredictions HeadLoss::parse(const std::vector<at::Tensor>& levels) const {
 }
 
 at::Tensor HeadLoss::operator()(const HeadPredictions& p, const GtTargets& gt) const {
-  const auto a = assigner_(p.pred_scores.detach().sigmoid(), p.pred_bboxes.detach() * p.stride,
-                           p.anchor_points * p.stride, gt.labels, gt.bboxes, gt.mask);
+  return box_cls_dfl(p, assign(p, gt));
+}
+
+Assignment HeadLoss::assign(const HeadPredictions& p, const GtTargets& gt) const {
+  return assigner_(p.pred_scores.detach().sigmoid(), p.pred_bboxes.detach() * p.stride,
+                   p.anchor_points * p.stride, gt.labels, gt.bboxes, gt.mask);
+}
+
+at::Tensor HeadLoss::box_cls_dfl(const HeadPredictions& p, const Assignment& a) const {
   const auto target_scores_sum = a.target_scores.sum().clamp_min(1.0);
   const auto cls = at::binary_cross_entropy_with_logits(p.pred_scores, a.target_scores, {}, {},
                                                         at::Reduction::None)

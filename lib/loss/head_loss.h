@@ -42,6 +42,11 @@ class HeadLoss {
   // size that `parse` derives from the levels.
   at::Tensor operator()(const HeadPredictions& pred, const GtTargets& gt) const;
 
+  // The two halves of the above, for tasks that add terms on the same assignment (pose): the CIoU
+  // assignment of `pred`, and the (3,) [box, cls, dfl] of a given assignment.
+  Assignment assign(const HeadPredictions& pred, const GtTargets& gt) const;
+  at::Tensor box_cls_dfl(const HeadPredictions& pred, const Assignment& assignment) const;
+
   int64_t num_classes() const { return num_classes_; }
   int64_t reg_max() const { return reg_max_; }
   const std::vector<double>& strides() const { return strides_; }

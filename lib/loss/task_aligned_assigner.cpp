@@ -79,6 +79,15 @@ Assignment TaskAlignedAssigner::operator()(const at::Tensor& pd_scores, const at
                                            const at::Tensor& anchor_points,
                                            const at::Tensor& gt_labels, const at::Tensor& gt_bboxes,
                                            const at::Tensor& mask_gt) const {
+  return (*this)(pd_scores, pd_bboxes, anchor_points, gt_labels, gt_bboxes, mask_gt,
+                 AssignerHooks{});
+}
+
+Assignment TaskAlignedAssigner::operator()(const at::Tensor& pd_scores, const at::Tensor& pd_bboxes,
+                                           const at::Tensor& anchor_points,
+                                           const at::Tensor& gt_labels, const at::Tensor& gt_bboxes,
+                                           const at::Tensor& mask_gt,
+                                           const AssignerHooks& hooks) const {
   at::NoGradGuard no_grad;
   const int64_t bs = pd_scores.size(0);
   const int64_t na = pd_scores.size(1);
@@ -94,7 +103,8 @@ Assignment TaskAlignedAssigner::operator()(const at::Tensor& pd_scores, const at
   const auto valid = mask_gt.to(at::kBool);  // (B, M, 1)
 
   // Candidates and the alignment metric, computed only where the anchor is inside a valid GT.
-  const auto in_gts = select_candidates_in_gts(anchor_points, gt_bboxes, mask_gt, options_);
+  auto in_gts = select_candidates_in_gts(anchor_points, gt_bboxes, mask_gt, options_);
+  if (hooks.gate_candidates) in_gts = hooks.gate_candidates(in_gts);
   const auto pair_mask = in_gts.logical_and(valid);      // (B, M, A)
   const auto cls = gt_labels.squeeze(-1).to(at::kLong);  // (B, M)
   const auto cls_scores =
@@ -104,8 +114,9 @@ Assignment TaskAlignedAssigner::operator()(const at::Tensor& pd_scores, const at
   {
     const auto gt_sel = gt_bboxes.unsqueeze(2).expand({bs, m, na, 4}).index({pair_mask});
     const auto pd_sel = pd_bboxes.unsqueeze(1).expand({bs, m, na, 4}).index({pair_mask});
-    overlaps.index_put_({pair_mask},
-                        bbox_iou(gt_sel, pd_sel, IouKind::kCiou).squeeze(-1).clamp_min(0));
+    auto values = bbox_iou(gt_sel, pd_sel, IouKind::kCiou).squeeze(-1).clamp_min(0);
+    if (hooks.pair_overlaps) values = hooks.pair_overlaps(pair_mask.nonzero(), values);
+    overlaps.index_put_({pair_mask}, values);
   }
   auto align_metric = bbox_scores.pow(options_.alpha) * overlaps.pow(options_.beta);
 

@@ -8,6 +8,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <vector>
 
 namespace trainer::loss {
@@ -52,6 +53,16 @@ HighestOverlaps select_highest_overlaps(at::Tensor mask_pos, const at::Tensor& o
                                         const at::Tensor& align_metric, int64_t topk,
                                         int64_t topk2);
 
+// Optional changes to the assignment, for tasks whose ground truth has more than a box (pose). Left
+// empty, the assignment is the detection one, bit for bit.
+struct AssignerHooks {
+  // (B, M, A) bool candidates inside the (STAL-widened) GTs -> the candidates kept.
+  std::function<at::Tensor(const at::Tensor& in_gts)> gate_candidates;
+  // The overlap of each candidate pair: pairs (P, 3) int64 [image, gt, anchor] in the order of a
+  // boolean index with the (B, M, A) pair mask, and their box CIoU (P) clamped >= 0 -> (P).
+  std::function<at::Tensor(const at::Tensor& pairs, const at::Tensor& iou)> pair_overlaps;
+};
+
 class TaskAlignedAssigner {
  public:
   explicit TaskAlignedAssigner(AssignerOptions options);
@@ -62,6 +73,11 @@ class TaskAlignedAssigner {
   Assignment operator()(const at::Tensor& pd_scores, const at::Tensor& pd_bboxes,
                         const at::Tensor& anchor_points, const at::Tensor& gt_labels,
                         const at::Tensor& gt_bboxes, const at::Tensor& mask_gt) const;
+  // The same with the task's hooks.
+  Assignment operator()(const at::Tensor& pd_scores, const at::Tensor& pd_bboxes,
+                        const at::Tensor& anchor_points, const at::Tensor& gt_labels,
+                        const at::Tensor& gt_bboxes, const at::Tensor& mask_gt,
+                        const AssignerHooks& hooks) const;
 
   const AssignerOptions& options() const { return options_; }
 

@@ -14,6 +14,14 @@ using trainer::model::DetectOutput;
 
 namespace {
 
+DetectOutput detect_output(std::vector<torch::Tensor> one2many,
+                           std::vector<torch::Tensor> one2one) {
+  DetectOutput out;
+  out.one2many = std::move(one2many);
+  out.one2one = std::move(one2one);
+  return out;
+}
+
 // One level of stride 8 on a 16 x 16 input: a 2 x 2 grid, anchors (c + 0.5, r + 0.5), nc = 1,
 // reg_max = 1, two images. Every anchor of image 0 predicts the box [0,0,2,2] (grid units)
 // exactly, except anchor 0 which predicts [0,0,2,1] (b = 0.5 instead of 1.5). All logits 0.
@@ -76,7 +84,7 @@ TEST_CASE("packing labels per image keeps their order and pads with masked rows"
 
 TEST_CASE("bad labels are reported with their row") {
   auto loss = tiny_loss(false);
-  DetectOutput out{{tiny_output()}, {}};
+  const auto out = detect_output({tiny_output()}, {});
   const auto bad_class =
       torch::tensor({{0.0f, 0.0f, 0.5f, 0.5f, 1.0f, 1.0f}, {1.0f, 3.0f, 0.5f, 0.5f, 1.0f, 1.0f}});
   CHECK_THROWS_WITH_AS(loss(out, bad_class, 2), doctest::Contains("label row 1 has class 3"),
@@ -85,14 +93,14 @@ TEST_CASE("bad labels are reported with their row") {
   CHECK_THROWS_WITH_AS(loss(out, bad_image, 2), doctest::Contains("image index 2"),
                        std::invalid_argument);
   CHECK_THROWS_AS(loss(out, tiny_labels(), 3), std::invalid_argument);  // batch size mismatch
-  DetectOutput wrong{{torch::zeros({2, 6, 2, 2})}, {}};
+  const auto wrong = detect_output({torch::zeros({2, 6, 2, 2})}, {});
   CHECK_THROWS_WITH_AS(loss(wrong, tiny_labels(), 2), doctest::Contains("expected (B, 5"),
                        std::invalid_argument);
 }
 
 TEST_CASE("BCE, CIoU and L1 terms normalised by the batch's target score sum (hand-computed)") {
   auto loss = tiny_loss(false);
-  const auto r = loss(DetectOutput{{tiny_output()}, {}}, tiny_labels(), 2);
+  const auto r = loss(detect_output({tiny_output()}, {}), tiny_labels(), 2);
   REQUIRE(r.items.sizes() == torch::IntArrayRef({3}));
   CHECK(r.items[0].item<float>() == doctest::Approx(kBox).epsilon(1e-4));
   CHECK(r.items[1].item<float>() == doctest::Approx(kCls).epsilon(1e-5));
@@ -108,7 +116,7 @@ TEST_CASE("end-to-end: 0.8 o2m + 0.2 o2o, logged items are the o2o items") {
   auto out = tiny_output().requires_grad_(true);
   auto o2o_out = tiny_output();
   auto loss = tiny_loss(true);
-  const auto r = loss(DetectOutput{{out}, {o2o_out}}, tiny_labels(), 2);
+  const auto r = loss(detect_output({out}, {o2o_out}), tiny_labels(), 2);
   // o2o (topk 7 -> all 4, topk2 1): one positive, an exact anchor with target 1 -> tss = 1:
   // cls = 0.5 x 8 ln 2 = 2.7725887, box = 7.5 (1 - 4 / (4 + 5e)) ~ 9.4e-7, L1 = 0.
   CHECK(r.items[1].item<float>() == doctest::Approx(0.5 * 8 * std::log(2.0)).epsilon(1e-5));
@@ -160,7 +168,7 @@ TEST_CASE("no-GT batches: class loss over all anchors with sum 1, zero box terms
       DetectionLoss loss(1, reg_max, {8}, LossGains{}, end2end);
       auto out = torch::zeros({2, 4 * reg_max + 1, 2, 2}).requires_grad_(true);
       auto o2o = torch::zeros({2, 4 * reg_max + 1, 2, 2}).requires_grad_(true);
-      DetectOutput preds{{out}, {}};
+      auto preds = detect_output({out}, {});
       if (end2end) preds.one2one = {o2o};
       const auto r = loss(preds, torch::zeros({0, 6}), 2);
       // 8 anchors, logits 0, targets 0: 0.5 x 8 ln 2 / max(0, 1) = 2.7725887.
@@ -179,17 +187,17 @@ TEST_CASE("no-GT batches: class loss over all anchors with sum 1, zero box terms
 
 TEST_CASE("bf16 predictions and autocast give the fp32 loss") {
   auto loss = tiny_loss(true);
-  const auto fp32 = loss(DetectOutput{{tiny_output()}, {tiny_output()}}, tiny_labels(), 2);
+  const auto fp32 = loss(detect_output({tiny_output()}, {tiny_output()}), tiny_labels(), 2);
   // Every value of tiny_output() is exact in bf16, and the loss casts to fp32 first.
-  const auto bf16 =
-      loss(DetectOutput{{tiny_output().to(torch::kBFloat16)}, {tiny_output().to(torch::kBFloat16)}},
-           tiny_labels(), 2);
+  const auto bf16 = loss(
+      detect_output({tiny_output().to(torch::kBFloat16)}, {tiny_output().to(torch::kBFloat16)}),
+      tiny_labels(), 2);
   CHECK((bf16.total.scalar_type() == torch::kFloat));
   CHECK(torch::equal(bf16.items, fp32.items));
   torch::Tensor in_autocast;
   {
     trainer::core::AutocastGuard guard(torch::kCPU, torch::kBFloat16, true);
-    in_autocast = loss(DetectOutput{{tiny_output()}, {tiny_output()}}, tiny_labels(), 2).items;
+    in_autocast = loss(detect_output({tiny_output()}, {tiny_output()}), tiny_labels(), 2).items;
   }
   CHECK(torch::equal(in_autocast, fp32.items));
 }
@@ -202,7 +210,7 @@ TEST_CASE("reg_max 16 with DFL: random outputs give finite gradients on all chan
   const auto labels = torch::tensor({{0.0f, 2.0f, 0.3f, 0.4f, 0.2f, 0.3f},
                                      {1.0f, 0.0f, 0.6f, 0.5f, 0.5f, 0.6f},
                                      {1.0f, 1.0f, 0.2f, 0.2f, 0.05f, 0.05f}});
-  const auto r = loss(DetectOutput{levels, {}}, labels, 2);
+  const auto r = loss(detect_output(levels, {}), labels, 2);
   CHECK(torch::isfinite(r.items).all().item<bool>());
   CHECK(r.items[0].item<float>() > 0);
   CHECK(r.items[2].item<float>() > 0);
@@ -216,7 +224,7 @@ TEST_CASE("reg_max 16 with DFL: random outputs give finite gradients on all chan
 TEST_CASE("pack_targets: host labels are packed on the host and the result moved; same values") {
   // Device labels (here CPU standing in) and host labels give identical targets; host labels are
   // what the training step passes, so no device value is read back to size the packed tensor.
-  const auto labels = torch::tensor({1.0f, 2.0f, 0.5f, 0.5f, 0.25f, 0.5f,  //
+  const auto labels = torch::tensor({1.0f, 2.0f, 0.5f, 0.5f, 0.25f, 0.5f,   //
                                      0.0f, 0.0f, 0.25f, 0.75f, 0.5f, 0.5f,  //
                                      1.0f, 1.0f, 0.125f, 0.25f, 0.25f, 0.5f})
                           .view({3, 6});

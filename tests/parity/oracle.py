@@ -296,11 +296,77 @@ def cmd_checkpoint(path):
     print(json.dumps({"keys": sorted(obj.keys()), "epoch": obj.get("epoch")}))
 
 
+def cmd_realnvp(out_file, inputs):
+    """RealNVP.log_prob of residuals "x" (N, 2) with the flow weights "flow.<key>" of INPUTS: writes
+    {"log_prob": (N,)} to OUT_FILE."""
+    from ultralytics.nn.modules.block import RealNVP
+
+    data = torch.load(inputs, weights_only=True)
+    flow = RealNVP()
+    flow.load_state_dict({k[5:]: v for k, v in data.items() if k.startswith("flow.")}, strict=True)
+    torch.save({"log_prob": flow.log_prob(data["x"]).detach()}, out_file)
+
+
+def cmd_pose_loss(out_file, yaml_name, nc, inputs):
+    """The pose criterion PoseModel.init_criterion builds (YOLO26: E2ELoss over PoseLoss26, YOLO11:
+    v8PoseLoss) with the default gains, on raw head outputs read from INPUTS: per branch b in
+    (o2m, o2o) and level l the tensors "<b>_box_<l>", "<b>_cls_<l>", "<b>_kpts_<l>", "<b>_sigma_<l>"
+    (B, C, H, W), the flow weights "flow.<key>", "kpt_shape", "labels" (n, 6), "keypoints"
+    (n, K, 2 or 3) and optionally "sigmas" (K). Writes {"total": 0-d, "items", "grad.<key>" for
+    every raw output and flow parameter} to OUT_FILE and the item names to OUT_FILE.json."""
+    from ultralytics.cfg import get_cfg
+    from ultralytics.nn.tasks import PoseModel
+
+    data = torch.load(inputs, weights_only=True)
+    raw = [k for k in data if k.startswith(("o2m_", "o2o_"))]
+    for k in raw:
+        data[k].requires_grad_(True)
+    kpt_shape = [int(v) for v in data["kpt_shape"].tolist()]
+    model = PoseModel(f"{yaml_name}.yaml", nc=int(nc), data_kpt_shape=tuple(kpt_shape), verbose=False).train()
+    model.args = get_cfg()
+    if "sigmas" in data:  # a dataset's kpt_oks_sigmas (PoseTrainer.set_model_attributes)
+        model.kpt_oks_sigmas = data["sigmas"]
+    head = model.model[-1]
+    if getattr(head, "flow_model", None) is not None:
+        flow = {k[5:]: v for k, v in data.items() if k.startswith("flow.")}
+        head.flow_model.load_state_dict(flow, strict=True)
+    criterion = model.init_criterion()
+
+    def branch(name):
+        levels = sorted(int(k.rsplit("_", 1)[1]) for k in data if k.startswith(f"{name}_box_"))
+        if not levels:
+            return None
+
+        def cat(kind):
+            return torch.cat([data[f"{name}_{kind}_{l}"].flatten(2) for l in levels], 2)
+
+        preds = {"boxes": cat("box"), "scores": cat("cls"), "kpts": cat("kpts"),
+                 "feats": [data[f"{name}_box_{l}"] for l in levels]}
+        if f"{name}_sigma_{levels[0]}" in data:  # training mode only
+            preds["kpts_sigma"] = cat("sigma")
+        return preds
+
+    o2m, o2o = branch("o2m"), branch("o2o")
+    preds = {"one2many": o2m, "one2one": o2o} if o2o is not None else o2m
+    labels = data["labels"]
+    batch = {"batch_idx": labels[:, 0], "cls": labels[:, 1:2], "bboxes": labels[:, 2:6],
+             "keypoints": data["keypoints"]}
+    total, items = criterion(preds, batch)
+    total.sum().backward()
+    grads = {f"grad.{k}": data[k].grad for k in raw}
+    if getattr(head, "flow_model", None) is not None:
+        grads.update({f"grad.flow.{k}": p.grad for k, p in head.flow_model.named_parameters()})
+    torch.save({"total": total.detach().sum(), "items": torch.stack(list(items.values())).float(), **grads},
+               out_file)
+    write_json(out_file + ".json", {"names": list(items.keys())})
+
+
 def main():
     assert ultralytics.__version__ == "8.4.190", ultralytics.__version__
     command, *args = sys.argv[1:]
     {"placement": cmd_placement, "val": cmd_val, "schedule": cmd_schedule, "head": cmd_head,
-     "loss": cmd_loss, "optim": cmd_optim, "metric": cmd_metric, "checkpoint": cmd_checkpoint}[command](*args)
+     "loss": cmd_loss, "optim": cmd_optim, "metric": cmd_metric, "checkpoint": cmd_checkpoint,
+     "realnvp": cmd_realnvp, "pose_loss": cmd_pose_loss}[command](*args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,37 @@
+#include "loss/rle_loss.h"
+
+#include <ATen/ATen.h>
+
+namespace trainer::loss {
+
+at::Tensor rle_formula(const at::Tensor& sigma, const at::Tensor& log_phi, const at::Tensor& error,
+                       const at::Tensor& weight) {
+  auto loss = at::log(sigma) - log_phi.unsqueeze(1) + at::log(sigma * 2) + at::abs(error);
+  loss = loss * weight.view({-1, 1});
+  return loss.sum() / static_cast<double>(loss.size(0));
+}
+
+at::Tensor rle_zero(const at::Tensor& pred, const KeypointFlow& flow) {
+  auto zero = pred.narrow(-1, 0, 0).sum();
+  for (const auto& p : flow.parameters) zero = zero + p.narrow(-1, 0, 0).sum();
+  return zero;
+}
+
+at::Tensor rle_loss(const at::Tensor& pred_xy, const at::Tensor& sigma_raw, const at::Tensor& gt,
+                    const at::Tensor& mask, const at::Tensor& weights, const KeypointFlow& flow,
+                    double sigma_tiny) {
+  if (!mask.any().item<bool>()) return rle_zero(pred_xy, flow);
+  const auto pred = pred_xy.narrow(-1, 0, 2).index({mask});  // (V, 2)
+  const auto target = gt.narrow(-1, 0, 2).index({mask});
+  auto w = weights.to(pred.options()).unsqueeze(0).expand(mask.sizes()).index({mask});  // (V)
+  auto sigma = sigma_raw.index({mask}).to(at::kFloat).sigmoid().clamp_min(sigma_tiny);
+  auto error = (pred - target) / (sigma + 1e-9);
+  const auto valid = at::isfinite(error).all(-1);
+  if (!valid.any().item<bool>()) return rle_zero(pred_xy, flow);
+  error = error.index({valid}).clamp(-100, 100);
+  sigma = sigma.index({valid});
+  w = w.index({valid});
+  return rle_formula(sigma, flow.log_prob(error), error, w).clamp_min(0);
+}
+
+}  // namespace trainer::loss
