@@ -129,7 +129,7 @@ TEST_CASE("yolo11n-pose keys: 163 in the head, cv4 ends in the 51-channel conv, 
   CHECK(model->flow().is_empty());
 }
 
-TEST_CASE("pose accessors: keypoint shape, head kind, flow; detection models report none") {
+TEST_CASE("pose accessors: keypoint shape, head kind, flow (detection models report none)") {
   auto p26 = build_tiny_detection_model(ModelFamily::kYolo26, 2, core::Task::kPose);
   CHECK(p26->keypoint_shape().count == 17);
   CHECK(p26->keypoint_shape().dims == 3);
