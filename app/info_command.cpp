@@ -63,6 +63,9 @@ int run_info(const InfoOptions& opts) {
                            summary.modules);
   std::cout << fmt::format("imgsz {}, nc {}, reg_max {}, end2end {}, strides [8, 16, 32]\n", imgsz,
                            nc, model->reg_max(), model->end2end() ? "true" : "false");
+  if (const auto kpt = model->keypoint_shape(); kpt.count > 0) {
+    std::cout << fmt::format("kpt_shape [{}, {}]\n", kpt.count, kpt.dims);
+  }
   if (const auto ref = model::reference_figures(name)) {
     std::cout << fmt::format("reference (nc=80, imgsz 640): {}{} parameters, {:.1f} GFLOPs\n",
                              ref->layers    ? fmt::format("{} layers, ", ref->layers)

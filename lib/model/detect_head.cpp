@@ -160,4 +160,8 @@ torch::Tensor DetectImpl::decode(const std::vector<torch::Tensor>& levels, bool 
   return torch::cat({boxes, parts[1].sigmoid()}, 1);
 }
 
+torch::Tensor DetectImpl::decode_output(const DetectOutput& raw, bool one2one, bool xywh) const {
+  return decode(one2one ? raw.one2one : raw.one2many, xywh);
+}
+
 }  // namespace trainer::model

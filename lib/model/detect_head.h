@@ -3,7 +3,8 @@
 //
 // Why one class for both families: YOLO11 (reg_max 16, DFL, one-to-many only) and YOLO26
 // (reg_max 1, raw ltrb, plus one2one_* copies fed detached features) differ only in these
-// settings. Pose/OBB/segment heads will add towers beside cv2/cv3 and reuse the decode.
+// settings. Task heads (pose_head.h) derive from it, add towers beside cv2/cv3 and reuse the
+// decode.
 #pragma once
 
 #include <torch/nn/modules/container/modulelist.h>
@@ -35,8 +36,9 @@ class DetectImpl : public torch::nn::Module {
   // ch: input channels of the levels (P3, P4, P5).
   DetectImpl(int64_t nc, int64_t reg_max, bool end2end, const std::vector<int64_t>& ch);
 
-  // Raw per-level outputs; the one2one branch (end2end only) runs on detached features.
-  DetectOutput forward(const std::vector<torch::Tensor>& x);
+  // Raw per-level outputs; the one2one branch (end2end only) runs on detached features. Task heads
+  // (pose_head.h) add their fields to the same output.
+  virtual DetectOutput forward(const std::vector<torch::Tensor>& x);
 
   // Sets the level strides, then the reference's bias init: box bias 2.0, class bias
   // log(5 / nc / (640 / s)^2), for both branches.
@@ -46,6 +48,14 @@ class DetectImpl : public torch::nn::Module {
   // Per-level raw outputs -> (B, 4 + nc, A) float32: boxes in input pixels (xyxy, or xywh when
   // `xywh`), then sigmoid class scores.
   torch::Tensor decode(const std::vector<torch::Tensor>& levels, bool xywh = false) const;
+
+  // The inference decode of one branch of `raw` (the one-to-one branch when `one2one`):
+  // (B, 4 + nc + extra_channels(), A) float32, decode() of the box/class outputs followed by the
+  // task's decoded per-anchor channels (none for Detect).
+  virtual torch::Tensor decode_output(const DetectOutput& raw, bool one2one,
+                                      bool xywh = false) const;
+  // Channels decode_output() adds after the class scores (pose: K * ndim).
+  virtual int64_t extra_channels() const { return 0; }
 
   int64_t nc() const { return nc_; }
   int64_t reg_max() const { return reg_max_; }

@@ -54,7 +54,13 @@ DetectionModelImpl::DetectionModelImpl(const ModelName& name, const ModelSpec& s
       layers_->push_back(Concat().ptr());
       unary_.push_back(nullptr);
     } else if (l.kind == LayerKind::kDetect) {
-      head_ = Detect(l.nc, l.reg_max, l.end2end, l.ch);
+      if (l.is_pose()) {
+        const auto kind = l.end2end ? PoseHeadKind::kPose26 : PoseHeadKind::kPose;
+        head_ = Detect(std::shared_ptr<DetectImpl>(
+            std::make_shared<PoseImpl>(l.nc, l.reg_max, l.end2end, l.ch, l.kpt_shape, kind)));
+      } else {
+        head_ = Detect(l.nc, l.reg_max, l.end2end, l.ch);
+      }
       layers_->push_back(head_.ptr());
       unary_.push_back(nullptr);
     } else {
@@ -117,7 +123,8 @@ torch::Tensor DetectionModelImpl::predict_topk(const torch::Tensor& images, int6
   torch::NoGradGuard no_grad;
   EvalModeGuard eval(*this);
   auto raw = run(images);
-  return topk_postprocess(head_->decode(raw.one2one).transpose(1, 2), max_det);
+  return topk_postprocess(head_->decode_output(raw, /*one2one=*/true).transpose(1, 2), max_det,
+                          head_->extra_channels());
 }
 
 std::vector<torch::Tensor> DetectionModelImpl::predict(const torch::Tensor& images,
@@ -131,34 +138,47 @@ std::vector<torch::Tensor> DetectionModelImpl::postprocess(const DetectOutput& r
                                                            const PredictOptions& options) {
   torch::NoGradGuard no_grad;
   const bool one2one = spec_.end2end && !options.use_one2many;
-  std::vector<torch::Tensor> levels;
-  for (const auto& t : one2one ? raw.one2one : raw.one2many) levels.push_back(t.to(torch::kFloat));
+  const int64_t extra = head_->extra_channels();
+  const torch::Tensor decoded = head_->decode_output(raw, one2one);  // float32
   if (one2one) {
-    auto top = topk_postprocess(head_->decode(levels).transpose(1, 2), options.max_det);
+    auto top = topk_postprocess(decoded.transpose(1, 2), options.max_det, extra);
     std::vector<torch::Tensor> out;
     for (int64_t b = 0; b < top.size(0); ++b) {
       out.push_back(filter_by_confidence(top[b], options.conf, options.max_det));
     }
     return out;
   }
-  return non_max_suppression(head_->decode(levels), options);
+  return non_max_suppression(decoded, options, extra);
+}
+
+std::shared_ptr<PoseImpl> DetectionModelImpl::pose_head() const {
+  return std::dynamic_pointer_cast<PoseImpl>(head_.ptr());
+}
+
+RealNvp DetectionModelImpl::flow() const {
+  const auto pose = pose_head();
+  return pose ? pose->flow() : RealNvp(nullptr);
 }
 
 std::vector<std::shared_ptr<torch::nn::Module>> DetectionModelImpl::layer_modules() const {
   return layers_->children();
 }
 
-DetectionModel build_detection_model(const ModelName& name, int num_classes) {
+DetectionModel build_detection_model(const ModelName& name, int num_classes,
+                                     KeypointShape kpt_shape) {
   if (name.family == ModelFamily::kCustomYaml) {
     throw core::ConfigError("model yaml files are not supported yet (" + name.display() +
                             "); use a built-in name");
   }
   const ScaleParams scale = name.scale == 't' ? tiny_scale_params() : scale_params(name.scale);
-  return DetectionModel(name, make_model_spec(name.family, scale, num_classes));
+  const bool pose = name.task == core::Task::kPose;
+  return DetectionModel(
+      name, make_model_spec(name.family, scale, num_classes, pose ? kpt_shape : kNoKeypoints));
 }
 
-DetectionModel build_tiny_detection_model(ModelFamily family, int num_classes) {
-  return build_detection_model(ModelName{family, 't', {}}, num_classes);
+DetectionModel build_tiny_detection_model(ModelFamily family, int num_classes, core::Task task,
+                                          KeypointShape kpt_shape) {
+  return build_detection_model(ModelName{family, 't', {}, task}, num_classes, kpt_shape);
 }
 
 }  // namespace trainer::model

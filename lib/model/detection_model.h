@@ -14,9 +14,12 @@
 
 #include "model/detect_head.h"
 #include "model/detect_output.h"
+#include "model/keypoint_shape.h"
 #include "model/model_name.h"
 #include "model/model_spec.h"
+#include "model/pose_head.h"
 #include "model/postprocess.h"
+#include "model/real_nvp.h"
 
 namespace trainer::model {
 
@@ -28,16 +31,18 @@ class DetectionModelImpl : public torch::nn::Module {
   DetectOutput forward_train(const torch::Tensor& images);
 
   // Inference, one (n_i, 6) float tensor per image: [x1, y1, x2, y2, score, class] in input
-  // pixels. YOLO26: one-to-one head, top-k (max_det), scores > conf, no NMS. YOLO11 (or
-  // use_one2many): confidence filter + class-aware NMS. Runs without grad and in eval mode (the
-  // previous mode is restored).
+  // pixels; a pose model adds K * ndim columns: [..., class, k1x, k1y, (k1v,) k2x, ...] with the
+  // keypoints in input pixels and v = sigmoid. YOLO26: one-to-one head, top-k (max_det), scores >
+  // conf, no NMS. YOLO11 (or use_one2many): confidence filter + class-aware NMS. Runs without grad
+  // and in eval mode (the previous mode is restored).
   std::vector<torch::Tensor> predict(const torch::Tensor& images, const PredictOptions& options);
 
   // The decode + postprocess half of predict(), on outputs already computed (the validator runs
   // forward_train in eval mode once for both its loss and its detections).
   std::vector<torch::Tensor> postprocess(const DetectOutput& raw, const PredictOptions& options);
 
-  // YOLO26 only: the end-to-end output before the confidence filter, (B, min(max_det, A), 6).
+  // YOLO26 only: the end-to-end output before the confidence filter, (B, min(max_det, A), 6)
+  // (6 + K * ndim for a pose model).
   torch::Tensor predict_topk(const torch::Tensor& images, int64_t max_det = 300);
 
   int num_classes() const { return static_cast<int>(spec_.nc); }
@@ -47,6 +52,13 @@ class DetectionModelImpl : public torch::nn::Module {
   const ModelName& name() const { return name_; }
   const ModelSpec& spec() const { return spec_; }
   Detect& head() { return head_; }
+
+  // Pose models: the keypoints per object ({0, 3}, count 0, for a detection model), the pose head
+  // (nullptr for a detection model) and YOLO26-pose's RealNVP flow of the RLE loss (an empty
+  // holder when absent: YOLO11-pose and detection models).
+  KeypointShape keypoint_shape() const { return spec_.kpt_shape; }
+  std::shared_ptr<PoseImpl> pose_head() const;
+  RealNvp flow() const;
 
   // The layer modules in order ("model.<i>"), for per-layer summaries.
   std::vector<std::shared_ptr<torch::nn::Module>> layer_modules() const;
@@ -63,10 +75,15 @@ class DetectionModelImpl : public torch::nn::Module {
 TORCH_MODULE(DetectionModel);
 
 // A built-in family and scale (yolo26n ... yolo11x) with `num_classes` classes. Scale 't' builds
-// the tiny test model.
-DetectionModel build_detection_model(const ModelName& name, int num_classes);
+// the tiny test model. A pose name (name.task == core::Task::kPose: yolo26n-pose, yolo11s-pose)
+// builds the family's pose head (Pose26 / Pose) for `kpt_shape`; detection names ignore it.
+DetectionModel build_detection_model(const ModelName& name, int num_classes,
+                                     KeypointShape kpt_shape = {});
 
-// Width 0.0625, depth 0.33: the same structure and names as the family, for fast CPU tests.
-DetectionModel build_tiny_detection_model(ModelFamily family, int num_classes);
+// Width 0.0625, depth 0.33: the same structure and names as the family, for fast CPU tests; with
+// task kPose, the tiny pose model.
+DetectionModel build_tiny_detection_model(ModelFamily family, int num_classes,
+                                          core::Task task = core::Task::kDetect,
+                                          KeypointShape kpt_shape = {});
 
 }  // namespace trainer::model

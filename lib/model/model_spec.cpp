@@ -99,18 +99,25 @@ ScaleParams tiny_scale_params() {
   return {0.33, 0.0625, 1024, false};
 }
 
-ModelSpec make_model_spec(ModelFamily family, const ScaleParams& scale, int64_t nc) {
+ModelSpec make_model_spec(ModelFamily family, const ScaleParams& scale, int64_t nc,
+                          const KeypointShape& kpt_shape) {
   if (family == ModelFamily::kCustomYaml) {
     throw core::ConfigError("model yaml files are not supported yet; use a built-in name");
   }
   if (nc < 1)
     throw core::ConfigError("number of classes must be at least 1, got " + std::to_string(nc));
+  if (kpt_shape.count < 0 || (kpt_shape.count > 0 && kpt_shape.dims != 2 && kpt_shape.dims != 3)) {
+    throw core::ConfigError("kpt_shape must be [K, 2] or [K, 3] with K >= 1, got [" +
+                            std::to_string(kpt_shape.count) + ", " +
+                            std::to_string(kpt_shape.dims) + "]");
+  }
   ModelSpec spec;
   spec.family = family;
   spec.scale = scale;
   spec.nc = nc;
   spec.reg_max = family == ModelFamily::kYolo26 ? 1 : 16;
   spec.end2end = family == ModelFamily::kYolo26;
+  spec.kpt_shape = kpt_shape;
   std::vector<int64_t> ch;  // output channels per layer
   const int64_t input_channels = 3;
   for (const RawLayer& raw : raw_layers(family)) {
@@ -163,6 +170,7 @@ ModelSpec make_model_spec(ModelFamily family, const ScaleParams& scale, int64_t 
         l.nc = nc;
         l.reg_max = spec.reg_max;
         l.end2end = spec.end2end;
+        l.kpt_shape = kpt_shape;
         break;
     }
     ch.push_back(l.c2);
@@ -186,6 +194,7 @@ std::string LayerSpec::module_name() const {
     case LayerKind::kConcat:
       return "Concat";
     case LayerKind::kDetect:
+      if (is_pose()) return end2end ? "Pose26" : "Pose";
       return "Detect";
   }
   return "?";
@@ -218,7 +227,10 @@ std::string LayerSpec::arguments() const {
       out << "[1]";
       break;
     case LayerKind::kDetect:
-      out << "[" << nc << ", " << reg_max << ", " << bool_text(end2end) << ", [";
+      // The reference's args: [nc, (kpt_shape,) reg_max, end2end, ch].
+      out << "[" << nc << ", ";
+      if (is_pose()) out << "[" << kpt_shape.count << ", " << kpt_shape.dims << "], ";
+      out << reg_max << ", " << bool_text(end2end) << ", [";
       for (size_t i = 0; i < ch.size(); ++i) out << (i ? ", " : "") << ch[i];
       out << "]]";
       break;

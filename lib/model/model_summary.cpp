@@ -80,6 +80,17 @@ std::optional<ReferenceFigures> reference_figures(const ModelName& name) {
       {"yolo11m", {20114688, 68.643072, 231, 409}},
       {"yolo11l", {25372160, 87.8510592, 357, 631}},
       {"yolo11x", {56966176, 196.3150848, 357, 631}},
+      // Pose models: PoseModel("<name>.yaml", nc=80) through the same model_info / get_flops.
+      {"yolo26n-pose", {3747554, 10.7864192, 363, 596}},
+      {"yolo26s-pose", {11870498, 29.8194816, 363, 596}},
+      {"yolo26m-pose", {24344482, 86.1353856, 383, 632}},
+      {"yolo26l-pose", {28747938, 104.6585216, 495, 829}},
+      {"yolo26x-pose", {62914350, 226.8538368, 495, 829}},
+      {"yolo11n-pose", {2908507, 7.7751632, 196, 344}},
+      {"yolo11s-pose", {9948811, 23.5962064, 196, 344}},
+      {"yolo11m-pose", {20973273, 72.3929088, 246, 434}},
+      {"yolo11l-pose", {26230745, 91.600896, 372, 656}},
+      {"yolo11x-pose", {58889881, 204.70464, 372, 656}},
   };
   if (name.family == ModelFamily::kCustomYaml) return std::nullopt;
   for (const auto& [n, f] : table) {
@@ -125,7 +136,7 @@ ModelSummary summarize_model(DetectionModelImpl& model, int64_t imgsz) {
     model.eval();  // keep BN statistics untouched; the counted ops are the same
     FlopCountScope scope(&s.flops_at_32);
     const auto raw = model.forward_train(torch::zeros({1, 3, 32, 32}));
-    model.head()->decode(model.end2end() ? raw.one2one : raw.one2many);
+    model.head()->decode_output(raw, model.end2end());
     if (was_training) model.train();
   }
   // Convs and BNs scale with the image area; the attention products with the square of the

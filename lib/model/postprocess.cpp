@@ -8,10 +8,10 @@
 
 namespace trainer::model {
 
-at::Tensor topk_postprocess(const at::Tensor& preds, int64_t max_det) {
-  const int64_t b = preds.size(0), a = preds.size(1), nc = preds.size(2) - 4;
+at::Tensor topk_postprocess(const at::Tensor& preds, int64_t max_det, int64_t extra) {
+  const int64_t b = preds.size(0), a = preds.size(1), nc = preds.size(2) - 4 - extra;
   const int64_t k = std::min(max_det, a);
-  auto parts = preds.split({4, nc}, -1);
+  auto parts = preds.split({4, nc, extra}, -1);
   auto index = std::get<1>(parts[1].amax(-1).topk(k)).unsqueeze(-1);  // (B, k, 1)
   auto boxes = parts[0].gather(1, index.expand({b, k, 4}));
   auto scores = parts[1].gather(1, index.expand({b, k, nc}));
@@ -19,8 +19,12 @@ at::Tensor topk_postprocess(const at::Tensor& preds, int64_t max_det) {
   auto anchor = torch::div(flat, nc, "floor");
   auto cls = flat.remainder(nc);
   auto picked = boxes.gather(1, anchor.unsqueeze(-1).expand({b, k, 4}));
-  return torch::cat({picked, top_scores.unsqueeze(-1), cls.unsqueeze(-1).to(preds.scalar_type())},
-                    -1);
+  auto row =
+      torch::cat({picked, top_scores.unsqueeze(-1), cls.unsqueeze(-1).to(preds.scalar_type())}, -1);
+  if (extra == 0) return row;
+  // The anchor index of each pick, back in the full anchor list.
+  auto chosen = index.squeeze(-1).gather(1, anchor);
+  return torch::cat({row, parts[2].gather(1, chosen.unsqueeze(-1).expand({b, k, extra}))}, -1);
 }
 
 at::Tensor filter_by_confidence(const at::Tensor& rows, double conf, int64_t max_det) {
@@ -42,9 +46,10 @@ at::Tensor nms(const at::Tensor& boxes, const at::Tensor& scores, double iou_thr
 }
 
 std::vector<at::Tensor> non_max_suppression(const at::Tensor& preds, const PredictOptions& options,
-                                            NmsMethod method) {
-  const int64_t batch = preds.size(0), nc = preds.size(1) - 4, anchors = preds.size(2);
-  const auto x = preds.transpose(1, 2);  // (B, A, 4 + nc)
+                                            int64_t extra, NmsMethod method) {
+  const int64_t batch = preds.size(0), nc = preds.size(1) - 4 - extra, anchors = preds.size(2);
+  const int64_t columns = 6 + extra;
+  const auto x = preds.transpose(1, 2);  // (B, A, 4 + nc + extra)
   const auto box = x.narrow(2, 0, 4);
   const auto cls = x.narrow(2, 4, nc);
   // Candidates per image in the order the per-image loop had them: (anchor, class) pairs
@@ -67,7 +72,7 @@ std::vector<at::Tensor> non_max_suppression(const at::Tensor& preds, const Predi
   }
   std::vector<at::Tensor> out;
   if (width == 0) {
-    for (int64_t b = 0; b < batch; ++b) out.push_back(torch::empty({0, 6}, x.options()));
+    for (int64_t b = 0; b < batch; ++b) out.push_back(torch::empty({0, columns}, x.options()));
     return out;
   }
   // The best `width` candidates of each image (the rest are -inf and sort last), then in visiting
@@ -81,10 +86,14 @@ std::vector<at::Tensor> non_max_suppression(const at::Tensor& preds, const Predi
   const at::Tensor flat = by_index.gather(1, perm2);  // (B, W)
   const at::Tensor anchor = options.multi_label ? torch::div(flat, nc, "floor") : flat;
   const at::Tensor klass = options.multi_label ? flat.remainder(nc) : best_class.gather(1, flat);
-  const at::Tensor rows =
-      torch::cat({box.gather(1, anchor.unsqueeze(-1).expand({batch, width, 4})),
-                  sorted_score.unsqueeze(-1), klass.unsqueeze(-1).to(x.scalar_type())},
-                 -1);  // (B, W, 6)
+  std::vector<at::Tensor> columns_of = {
+      box.gather(1, anchor.unsqueeze(-1).expand({batch, width, 4})), sorted_score.unsqueeze(-1),
+      klass.unsqueeze(-1).to(x.scalar_type())};
+  if (extra > 0) {
+    columns_of.push_back(
+        x.narrow(2, 4 + nc, extra).gather(1, anchor.unsqueeze(-1).expand({batch, width, extra})));
+  }
+  const at::Tensor rows = torch::cat(columns_of, -1);  // (B, W, 6 + extra)
   auto offset = rows.narrow(2, 5, 1) * (options.agnostic ? 0.0 : kMaxWh);
   // Sync 2 of 2 (on a GPU): the suppression bitmask.
   const auto kept = greedy_nms_sorted(rows.narrow(2, 0, 4) + offset, counts, options.iou,
@@ -97,7 +106,7 @@ std::vector<at::Tensor> non_max_suppression(const at::Tensor& preds, const Predi
   }
   const at::Tensor keep = torch::tensor(flat_keep, torch::TensorOptions().dtype(torch::kLong))
                               .to(x.device(), /*non_blocking=*/true);
-  return rows.reshape({batch * width, 6}).index_select(0, keep).split_with_sizes(sizes);
+  return rows.reshape({batch * width, columns}).index_select(0, keep).split_with_sizes(sizes);
 }
 
 }  // namespace trainer::model

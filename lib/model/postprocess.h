@@ -28,12 +28,13 @@ struct PredictOptions {
 // Class offset for class-aware NMS: boxes of class c are shifted by c * kMaxWh pixels.
 constexpr double kMaxWh = 7680.0;
 
-// End-to-end top-k. preds (B, A, 4 + nc): xyxy pixels then scores. Takes the top
-// min(max_det, A) anchors by their best class score, then the top min(max_det, A) (anchor, class)
-// pairs among them: (B, K, 6) = [x1, y1, x2, y2, score, class], sorted by score.
-at::Tensor topk_postprocess(const at::Tensor& preds, int64_t max_det);
+// End-to-end top-k. preds (B, A, 4 + nc + extra): xyxy pixels, scores, then `extra` per-anchor
+// channels (pose keypoints). Takes the top min(max_det, A) anchors by their best class score, then
+// the top min(max_det, A) (anchor, class) pairs among them: (B, K, 6 + extra) =
+// [x1, y1, x2, y2, score, class, extra...], sorted by score, extra gathered at the chosen anchors.
+at::Tensor topk_postprocess(const at::Tensor& preds, int64_t max_det, int64_t extra = 0);
 
-// Rows of one image's top-k output (K, 6) whose score > conf, at most max_det.
+// Rows of one image's top-k output (K, 6 + extra) whose score > conf, at most max_det.
 at::Tensor filter_by_confidence(const at::Tensor& rows, double conf, int64_t max_det);
 
 // Greedy NMS on one set of boxes (N, 4) xyxy with scores (N): indices of the kept boxes in
@@ -41,11 +42,12 @@ at::Tensor filter_by_confidence(const at::Tensor& rows, double conf, int64_t max
 at::Tensor nms(const at::Tensor& boxes, const at::Tensor& scores, double iou_threshold,
                int64_t max_keep = 0, NmsMethod method = NmsMethod::kAuto);
 
-// NMS per image, batched. preds (B, 4 + nc, A): xyxy pixels then scores (the head's decode).
-// Returns one (n_i, 6) tensor per image: [x1, y1, x2, y2, score, class], by descending score.
-// Reads the device twice per batch (candidate counts, then the suppression bitmask), whatever the
-// number of kept boxes; `method` is for tests (greedy_nms.h).
+// NMS per image, batched. preds (B, 4 + nc + extra, A): xyxy pixels, scores, then `extra`
+// per-anchor channels carried along with their box (pose keypoints; not scored, not suppressed on).
+// Returns one (n_i, 6 + extra) tensor per image: [x1, y1, x2, y2, score, class, extra...], by
+// descending score. Reads the device twice per batch (candidate counts, then the suppression
+// bitmask), whatever the number of kept boxes; `method` is for tests (greedy_nms.h).
 std::vector<at::Tensor> non_max_suppression(const at::Tensor& preds, const PredictOptions& options,
-                                            NmsMethod method = NmsMethod::kAuto);
+                                            int64_t extra = 0, NmsMethod method = NmsMethod::kAuto);
 
 }  // namespace trainer::model

@@ -97,3 +97,49 @@ TEST_CASE("thousands separators") {
   CHECK(thousands(2572280) == "2,572,280");
   CHECK(thousands(-1234567) == "-1,234,567");
 }
+
+TEST_CASE("every pose summary matches the reference's layers, parameters and GFLOPs") {
+  struct Case {
+    const char* name;
+    int64_t params_nc1;  // reference-tasks.md 2.3
+    double gflops_nc1;   // unrounded get_flops(PoseModel(yaml, nc=1), 640)
+  };
+  const Case cases[] = {
+      {"yolo26n-pose", 3679464, 10.4389504},   {"yolo26s-pose", 11809352, 29.4797184},
+      {"yolo26m-pose", 24222664, 85.4558592},  {"yolo26l-pose", 28626120, 103.9789952},
+      {"yolo26x-pose", 62731860, 225.8345472}, {"yolo11n-pose", 2874462, 7.6014288},
+      {"yolo11s-pose", 9918238, 23.4263248},   {"yolo11m-pose", 20912364, 72.0531456},
+      {"yolo11l-pose", 26169836, 91.2611328},  {"yolo11x-pose", 58798636, 204.1949952},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    const auto name = parse_model_name(c.name);
+    const auto ref = reference_figures(name);
+    REQUIRE(ref.has_value());
+    auto model = build_detection_model(name, 80);
+    const auto s = summarize_model(*model, 640);
+    CHECK(s.layers == ref->layers);
+    CHECK(s.modules == ref->modules);
+    CHECK(s.parameters == ref->parameters);
+    CHECK(s.gflops == doctest::Approx(ref->gflops).epsilon(1e-9));
+    CHECK(s.rows.size() == 24);
+    auto one = build_detection_model(name, 1);
+    const auto s1 = summarize_model(*one, 640);
+    CHECK(s1.parameters == c.params_nc1);
+    CHECK(s1.gflops == doctest::Approx(c.gflops_nc1).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("yolo26n-pose and yolo11n-pose head rows") {
+  auto p26 = build_detection_model(parse_model_name("yolo26n-pose"), 1);
+  const auto s26 = summarize_model(*p26, 640);
+  CHECK(s26.rows[23].module == "Pose26");
+  CHECK(s26.rows[23].arguments == "[1, [17, 3], 1, True, [64, 128, 256]]");
+  CHECK(format_summary(s26, "yolo26n-pose")
+            .find("yolo26n-pose summary: 363 layers, 3,679,464 parameters, 3,679,464 gradients, "
+                  "10.4 GFLOPs") != std::string::npos);
+  auto p11 = build_detection_model(parse_model_name("yolo11n-pose"), 1);
+  const auto s11 = summarize_model(*p11, 640);
+  CHECK(s11.rows[23].module == "Pose");
+  CHECK(s11.rows[23].arguments == "[1, [17, 3], 16, False, [64, 128, 256]]");
+}

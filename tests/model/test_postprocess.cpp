@@ -1,5 +1,6 @@
 // Inference postprocess: the end-to-end top-k on a hand case, greedy NMS on a hand case and
-// against a plain-loop oracle, class-aware / agnostic / multi-label behaviour (reference 7.3).
+// against a plain-loop oracle, class-aware / agnostic / multi-label behaviour (reference 7.3), and
+// the extra per-anchor channels (pose keypoints) both paths carry along with their box.
 #include <doctest/doctest.h>
 #include <torch/torch.h>
 
@@ -180,7 +181,7 @@ TEST_CASE("batched NMS equals the per-image loop (ties, class offsets, both meth
           CAPTURE(max_det);
           const auto expected = loop_non_max_suppression(preds, opt);
           for (auto method : {NmsMethod::kHostScan, NmsMethod::kBitmask}) {
-            const auto got = non_max_suppression(preds, opt, method);
+            const auto got = non_max_suppression(preds, opt, 0, method);
             REQUIRE(got.size() == expected.size());
             for (size_t b = 0; b < got.size(); ++b) {
               CAPTURE(b);
@@ -205,7 +206,7 @@ TEST_CASE("batched NMS: max_nms keeps the best candidates; images without candid
   opt.max_nms = 40;
   const auto expected = loop_non_max_suppression(preds, opt);
   for (auto method : {NmsMethod::kHostScan, NmsMethod::kBitmask}) {
-    const auto got = non_max_suppression(preds, opt, method);
+    const auto got = non_max_suppression(preds, opt, 0, method);
     CHECK(torch::equal(got[0], expected[0]));
     CHECK(got[1].size(0) == 0);
     CHECK(got[1].size(1) == 6);
@@ -250,4 +251,36 @@ TEST_CASE("suppression bitmask: bit k of byte w in row i is IoU(i, 8w + k) > thr
   CHECK(mask[0][0][1].item<int>() == 0x01);
   CHECK(mask[0][1][0].item<int>() == 0x02);
   CHECK(mask[0][1][1].item<int>() == 0x00);
+}
+
+TEST_CASE("top-k postprocess gathers the extra channels at the chosen anchors") {
+  // 3 anchors, 2 classes, 2 extra channels: (B, A, 4 + 2 + 2).
+  const auto preds = torch::tensor({0.f, 0.f, 1.f, 1.f, 0.1f, 0.2f, 10.f, 11.f,  //
+                                    2.f, 2.f, 3.f, 3.f, 0.9f, 0.3f, 20.f, 21.f,  //
+                                    4.f, 4.f, 5.f, 5.f, 0.4f, 0.8f, 30.f, 31.f})
+                         .view({1, 3, 8});
+  const auto top = topk_postprocess(preds, 2, 2);
+  REQUIRE(top.sizes() == torch::IntArrayRef{1, 2, 8});
+  // Best anchors by best score: 1 (0.9), 2 (0.8); then the top (anchor, class) pairs.
+  CHECK(torch::equal(top[0][0], torch::tensor({2.f, 2.f, 3.f, 3.f, 0.9f, 0.f, 20.f, 21.f})));
+  CHECK(torch::equal(top[0][1], torch::tensor({4.f, 4.f, 5.f, 5.f, 0.8f, 1.f, 30.f, 31.f})));
+  // Without extra channels the rows are the detection rows.
+  CHECK(torch::equal(topk_postprocess(preds.narrow(2, 0, 6), 2), top.narrow(2, 0, 6)));
+}
+
+TEST_CASE("NMS carries the extra channels along with their box") {
+  // (B, 4 + 1 + 2, A): anchors 0 and 1 overlap (IoU 0.81), anchor 2 is apart.
+  const auto rows = torch::tensor({0.f,  0.f,  10.f, 10.f, 0.6f, 1.f, 2.f,  //
+                                   0.f,  0.f,  10.f, 9.f,  0.9f, 3.f, 4.f,  //
+                                   20.f, 20.f, 30.f, 30.f, 0.5f, 5.f, 6.f})
+                        .view({1, 3, 7})
+                        .transpose(1, 2);
+  PredictOptions opt;
+  opt.conf = 0.25;
+  const auto out = non_max_suppression(rows, opt, 2)[0];
+  REQUIRE(out.sizes() == torch::IntArrayRef{2, 8});
+  CHECK(torch::equal(out[0], torch::tensor({0.f, 0.f, 10.f, 9.f, 0.9f, 0.f, 3.f, 4.f})));
+  CHECK(torch::equal(out[1], torch::tensor({20.f, 20.f, 30.f, 30.f, 0.5f, 0.f, 5.f, 6.f})));
+  opt.conf = 0.95;
+  CHECK(non_max_suppression(rows, opt, 2)[0].sizes() == torch::IntArrayRef{0, 8});
 }

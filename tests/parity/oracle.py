@@ -210,6 +210,37 @@ def cmd_head(out_file, model_name, nc, weights, inputs):
     torch.save(out, out_file)
 
 
+def cmd_pose_head(out_file, model_name, nc, weights, inputs):
+    """A PoseModel (kpt_shape [17, 3]) with a trainer weights file loaded strictly, in eval mode:
+    writes {"one2many": (B, 4*reg_max + nc, A), "one2many_kpts": (B, 51, A), "one2one",
+    "one2one_kpts" (YOLO26), "decoded": the one-to-many decode (B, 4 + nc + 51, A), "topk": the
+    end-to-end output (B, min(300, A), 6 + 51) (YOLO26)} and the state-dict keys and shapes, in
+    order, to OUT_FILE.json."""
+    from ultralytics.nn.tasks import PoseModel
+
+    model = PoseModel(model_yaml(model_name), nc=int(nc), data_kpt_shape=(17, 3), verbose=False)
+    state = model.state_dict()
+    write_json(out_file + ".json", {"keys": list(state.keys()), "shapes": [list(v.shape) for v in state.values()]})
+    loaded = torch.load(weights, map_location="cpu", weights_only=True)
+    model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in loaded.items()})
+    model.eval()
+    images = torch.load(inputs, weights_only=True)["images"]
+    head = model.model[-1]
+    head.end2end = False  # the one-to-many decode, as validation does by default
+    with torch.no_grad():
+        decoded, raw = model(images)
+        out = {"decoded": decoded}
+        for branch in ("one2many", "one2one"):
+            part = raw.get(branch, raw if branch == "one2many" else None)
+            if part is not None and "boxes" in part:
+                out[branch] = torch.cat([part["boxes"], part["scores"]], 1)
+                out[branch + "_kpts"] = part["kpts"]
+        if "one2one" in raw:
+            head.end2end = True
+            out["topk"] = model(images)[0]
+    torch.save(out, out_file)
+
+
 def cmd_loss(out_file, model_name, nc, weights, inputs):
     """The loss and its items on one batch in training mode (BatchNorm batch statistics):
     writes {"total": 0-d, "items": (3,)} plus the item names to OUT_FILE.json."""
@@ -366,7 +397,7 @@ def main():
     command, *args = sys.argv[1:]
     {"placement": cmd_placement, "val": cmd_val, "schedule": cmd_schedule, "head": cmd_head,
      "loss": cmd_loss, "optim": cmd_optim, "metric": cmd_metric, "checkpoint": cmd_checkpoint,
-     "realnvp": cmd_realnvp, "pose_loss": cmd_pose_loss}[command](*args)
+     "realnvp": cmd_realnvp, "pose_loss": cmd_pose_loss, "pose_head": cmd_pose_head}[command](*args)
 
 
 if __name__ == "__main__":

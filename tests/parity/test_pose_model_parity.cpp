@@ -1,0 +1,103 @@
+// Parity of the pose models with the reference's PoseModel (nc=1, kpt_shape [17, 3]): state-dict
+// names, order and shapes, and with identical weights the raw keypoint outputs, the one-to-many
+// decode (B, 4 + nc + 51, A) and YOLO26's end-to-end top-k rows (reference-tasks.md 2.4, 2.5).
+#include <doctest/doctest.h>
+#include <torch/torch.h>
+
+#include <nlohmann/json.hpp>
+
+#include "model/detection_model.h"
+#include "model/model_name.h"
+#include "model/torch_save.h"
+#include "model/weights_io.h"
+#include "parity_oracle.h"
+#include "test_support.h"
+
+using namespace trainer;
+namespace fs = std::filesystem;
+
+namespace {
+
+void save_images(const fs::path& file, const at::Tensor& images) {
+  c10::Dict<std::string, at::Tensor> dict;
+  dict.insert("images", images.contiguous());
+  const auto bytes = model::torch_save_bytes(c10::IValue(dict));
+  test::write_text(file, std::string(bytes.begin(), bytes.end()));
+}
+
+at::Tensor flat(const std::vector<at::Tensor>& levels) {
+  std::vector<at::Tensor> out;
+  for (const auto& t : levels) out.push_back(t.flatten(2));
+  return torch::cat(out, 2);
+}
+
+double max_abs(const at::Tensor& a, const at::Tensor& b) {
+  REQUIRE(a.sizes() == b.sizes());
+  return (a.to(torch::kDouble) - b.to(torch::kDouble)).abs().max().item<double>();
+}
+
+}  // namespace
+
+TEST_CASE("parity: pose state-dict keys and shapes, raw keypoints and decode (yolo26n/yolo11n)") {
+  TRAINER_REQUIRE_ORACLE(python);
+  test::TempDir dir;
+  torch::manual_seed(21);
+  const at::Tensor images = torch::rand({2, 3, 96, 128});
+  save_images(dir / "inputs.pt", images);
+  for (const std::string name : {"yolo26n-pose", "yolo11n-pose"}) {
+    CAPTURE(name);
+    torch::manual_seed(4);
+    auto m = model::build_detection_model(model::parse_model_name(name), 1);
+    {
+      torch::NoGradGuard no_grad;  // BN statistics off their initial values
+      m->train();
+      m->forward_train(torch::rand({2, 3, 64, 64}));
+    }
+    const fs::path weights = dir / (name + ".pt"), ref_file = dir / (name + "_ref.pt");
+    model::save_weights(*m, weights);
+    test::run_oracle(*python, "pose_head '" + ref_file.string() + "' " + name + " 1 '" +
+                                  weights.string() + "' '" + (dir / "inputs.pt").string() + "'");
+
+    // Names, order and shapes.
+    const auto keys = nlohmann::json::parse(test::read_text(ref_file.string() + ".json"));
+    const auto ours = model::state_dict(*m);
+    REQUIRE(ours.size() == keys["keys"].size());
+    for (size_t i = 0; i < ours.size(); ++i) {
+      CAPTURE(i);
+      CHECK(ours[i].first == keys["keys"][i].get<std::string>());
+      CHECK(ours[i].second.sizes().vec() == keys["shapes"][i].get<std::vector<int64_t>>());
+    }
+
+    m->eval();
+    torch::NoGradGuard no_grad;
+    const model::DetectOutput raw = m->forward_train(images);
+    std::map<std::string, at::Tensor> ref;
+    for (auto& [k, v] : model::read_weights_file(ref_file)) ref.emplace(k, v);
+    const double o2m = max_abs(flat(raw.one2many), ref.at("one2many"));
+    const double kpts = max_abs(flat(raw.one2many_kpts), ref.at("one2many_kpts"));
+    MESSAGE(name << " one2many max |diff| " << o2m << ", kpts " << kpts);
+    CHECK(o2m < 1e-4);
+    CHECK(kpts < 1e-4);
+    if (m->end2end()) {
+      CHECK(max_abs(flat(raw.one2one_kpts), ref.at("one2one_kpts")) < 1e-4);
+    }
+    // The one-to-many decode: boxes xyxy (the reference's xywh converted), scores, keypoints.
+    const at::Tensor decoded = m->head()->decode_output(raw, /*one2one=*/false);
+    const at::Tensor r = ref.at("decoded");
+    REQUIRE(r.size(1) == 4 + 1 + 51);
+    const auto xy = r.slice(1, 0, 2), wh = r.slice(1, 2, 4);
+    const at::Tensor ref_xyxy = torch::cat({xy - wh / 2, xy + wh / 2, r.slice(1, 4)}, 1);
+    const double d = max_abs(decoded, ref_xyxy);
+    const double dk = max_abs(decoded.slice(1, 5), r.slice(1, 5));
+    MESSAGE(name << " decoded max |diff| " << d << ", keypoints " << dk);
+    CHECK(d < 1e-3);  // pixels (up to ~128) and scores
+    CHECK(dk < 1e-3);
+    if (m->end2end()) {
+      // The end-to-end top-k with the keypoints gathered at the chosen anchors.
+      const at::Tensor top = m->predict_topk(images, 300);
+      const double dt = max_abs(top, ref.at("topk"));
+      MESSAGE(name << " top-k max |diff| " << dt);
+      CHECK(dt < 1e-3);
+    }
+  }
+}
