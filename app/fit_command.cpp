@@ -17,7 +17,7 @@ Command register_fit_command(CLI::App& app, const GlobalOptions& /*global*/) {
     bool per_class = false;
   };
   auto opts = std::make_shared<Options>();
-  CLI::App* cli = app.add_subcommand("fit", "train a detector from a YAML config");
+  CLI::App* cli = app.add_subcommand("fit", "train a detector or pose model from a YAML config");
   cli->add_option("args", opts->args, "CONFIG (a yaml file) then key=value overrides");
   cli->add_flag("--per-class", opts->per_class, "print the per-class table after the last epoch");
   return {cli, [opts] {
@@ -33,6 +33,12 @@ Command register_fit_command(CLI::App& app, const GlobalOptions& /*global*/) {
               std::cout << "final (EMA) mAP50-95 " << m.map50_95 << ", mAP50 " << m.map50;
               if (result.last_validation->coco) {
                 std::cout << ", COCO AP " << result.last_validation->coco->stats[0];
+              }
+              if (const auto& pose = result.last_validation->pose_metric) {
+                std::cout << "; pose mAP50-95 " << pose->map50_95 << ", mAP50 " << pose->map50;
+              }
+              if (const auto& kp = result.last_validation->coco_keypoints) {
+                std::cout << ", COCO keypoint AP " << kp->stats[0];
               }
               std::cout << "\n";
             }

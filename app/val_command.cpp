@@ -53,7 +53,7 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
             const auto spec = data::load_dataset_yaml(config.data.data);
             auto val_set =
                 std::make_shared<data::DatasetIndex>(data::load_split(spec, data::Split::kVal));
-            auto model = task->build_model(model::parse_model_name(config.model.model), spec.nc());
+            auto model = task->build_model(model::parse_model_name(config.model.model), spec);
             if (!weights.empty()) {
               engine::load_weights_or_checkpoint(*model, weights);
             } else {
@@ -69,6 +69,9 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
             task->write_predictions(result, run_dir / "predictions.json");
             std::cout << task->validation_table(result, spec.names, opts->per_class);
             if (result.coco) std::cout << eval::format_coco_summary(*result.coco);
+            if (result.coco_keypoints) {
+              std::cout << eval::format_coco_summary(*result.coco_keypoints);
+            }
             std::cout << fmt::format(
                 "Speed: {:.1f} ms preprocess, {:.1f} ms inference, {:.1f} ms postprocess per "
                 "image ({} images, {})\n",

@@ -20,13 +20,15 @@ EpochColumns detection_columns(int reg_max) {
   return c;
 }
 
-model::DetectionModel DetectTask::build_model(const model::ModelName& name, int num_classes) const {
-  return model::build_detection_model(name, num_classes);
+model::DetectionModel DetectTask::build_model(const model::ModelName& name,
+                                              const data::DatasetSpec& dataset) const {
+  return model::build_detection_model(name, dataset.nc());
 }
 
-std::unique_ptr<loss::DetectionLoss> DetectTask::build_loss(const core::LossConfig& config,
-                                                            model::DetectionModelImpl& model,
-                                                            int num_classes) const {
+std::unique_ptr<loss::DetectionLoss> DetectTask::build_loss(
+    const core::LossConfig& config, model::DetectionModelImpl& model,
+    const data::DatasetSpec& dataset) const {
+  const int num_classes = dataset.nc();
   loss::LossGains gains;
   gains.box = config.box;
   gains.cls = config.cls;

@@ -22,10 +22,11 @@ EpochColumns detection_columns(int reg_max);
 class DetectTask : public TaskDefinition {
  public:
   core::Task task() const override { return core::Task::kDetect; }
-  model::DetectionModel build_model(const model::ModelName& name, int num_classes) const override;
+  model::DetectionModel build_model(const model::ModelName& name,
+                                    const data::DatasetSpec& dataset) const override;
   std::unique_ptr<loss::DetectionLoss> build_loss(const core::LossConfig& gains,
                                                   model::DetectionModelImpl& model,
-                                                  int num_classes) const override;
+                                                  const data::DatasetSpec& dataset) const override;
   EpochColumns columns(model::DetectionModelImpl& model) const override;
   EpochValidation epoch_validation(const ValidationResult& result) const override;
   double fitness(const ValidationResult& result) const override;

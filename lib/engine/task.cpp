@@ -3,6 +3,7 @@
 
 #include "core/error.h"
 #include "engine/detect_task.h"
+#include "engine/pose_task.h"
 
 namespace trainer::engine {
 
@@ -11,12 +12,13 @@ std::unique_ptr<TaskDefinition> make_task_definition(core::Task task) {
     case core::Task::kDetect:
       return std::make_unique<DetectTask>();
     case core::Task::kPose:
+      return std::make_unique<PoseTask>();
     case core::Task::kSegment:
     case core::Task::kObb:
       break;
   }
   throw core::ConfigError(std::string("task '") + core::task_name(task) +
-                          "' is not implemented yet: this trainer trains detect models only");
+                          "' is not implemented yet: this trainer trains detect and pose models");
 }
 
 std::unique_ptr<TaskDefinition> make_task_definition(const core::TrainConfig& config) {

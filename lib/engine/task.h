@@ -20,6 +20,7 @@
 #include "core/config.h"
 #include "core/task.h"
 #include "data/batch.h"
+#include "data/dataset_yaml.h"
 #include "engine/epoch_record.h"
 #include "engine/validator.h"
 #include "loss/detection_loss.h"
@@ -34,13 +35,13 @@ class TaskDefinition {
 
   virtual core::Task task() const = 0;
 
-  // The model `name` with `num_classes` classes and this task's head.
+  // The model `name` with this task's head for `dataset` (its classes; pose: its kpt_shape).
   virtual model::DetectionModel build_model(const model::ModelName& name,
-                                            int num_classes) const = 0;
+                                            const data::DatasetSpec& dataset) const = 0;
   // The training objective for `model`; its LossResult::items follow columns().loss_names.
-  virtual std::unique_ptr<loss::DetectionLoss> build_loss(const core::LossConfig& gains,
-                                                          model::DetectionModelImpl& model,
-                                                          int num_classes) const = 0;
+  virtual std::unique_ptr<loss::DetectionLoss> build_loss(
+      const core::LossConfig& gains, model::DetectionModelImpl& model,
+      const data::DatasetSpec& dataset) const = 0;
   // The results.csv columns this task contributes for `model` (loss item names depend on it).
   virtual EpochColumns columns(model::DetectionModelImpl& model) const = 0;
 

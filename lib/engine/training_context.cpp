@@ -82,7 +82,7 @@ TrainingContext build_training_context(const core::TrainConfig& config,
   ctx.train_loader = std::make_unique<data::Loader>(*ctx.train_set, loader_options);
 
   const auto name = model::parse_model_name(config.model.model);
-  ctx.model = ctx.task->build_model(name, ctx.dataset.nc());
+  ctx.model = ctx.task->build_model(name, ctx.dataset);
   ctx.model->to(ctx.device);
   apply_memory_format(*ctx.model, model_memory_format(config, ctx.device));
   ctx.model->train();
@@ -90,7 +90,7 @@ TrainingContext build_training_context(const core::TrainConfig& config,
     if (p.requires_grad()) ctx.trainable.push_back(p);
   }
 
-  ctx.criterion = ctx.task->build_loss(config.loss, *ctx.model, ctx.dataset.nc());
+  ctx.criterion = ctx.task->build_loss(config.loss, *ctx.model, ctx.dataset);
   ctx.columns = ctx.task->columns(*ctx.model);
 
   ctx.optimizer_choice =

@@ -10,10 +10,13 @@
 
 #include "core/atomic_file.h"
 #include "core/autocast_guard.h"
+#include "core/error.h"
 #include "data/coco_dataset.h"
 #include "data/loader_options.h"
 #include "engine/device.h"
 #include "engine/memory_format.h"
+#include "eval/keypoint_similarity.h"
+#include "loss/keypoint_sigmas.h"
 #include "model/postprocess.h"
 
 namespace trainer::engine {
@@ -46,16 +49,30 @@ std::array<float, 4> to_pixels_xyxy(const data::NormBox& b, int width, int heigh
 }  // namespace
 
 std::vector<LetterboxedTruth> letterboxed_truth(const at::Tensor& labels, int64_t batch_size,
-                                                float width, float height) {
+                                                float width, float height,
+                                                const at::Tensor& keypoints) {
   std::vector<LetterboxedTruth> out(static_cast<size_t>(batch_size));
   const at::Tensor rows = labels.to(torch::kCPU, torch::kFloat).contiguous();
+  const bool pose = keypoints.defined() && keypoints.dim() == 3 && keypoints.size(1) > 0;
+  if (pose && keypoints.size(0) != rows.size(0)) {
+    throw std::logic_error("letterboxed_truth: keypoints and labels have different rows");
+  }
+  const at::Tensor points =
+      pose ? keypoints.to(torch::kCPU, torch::kFloat).contiguous() : at::Tensor();
+  const int64_t k_values = pose ? keypoints.size(1) * 3 : 0;
   const float* r = rows.data_ptr<float>();
+  const float* p = pose ? points.data_ptr<float>() : nullptr;
   for (int64_t k = 0; k < rows.size(0); ++k, r += 6) {
     const auto image = static_cast<size_t>(r[0]);
     if (image >= out.size()) throw std::logic_error("letterboxed_truth: label row past the batch");
     const float cx = r[2] * width, cy = r[3] * height, w = r[4] * width, h = r[5] * height;
     out[image].boxes.push_back({cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2});
     out[image].classes.push_back(static_cast<int>(r[1]));
+    for (int64_t v = 0; v < k_values; v += 3) {
+      const float* point = p + k * k_values + v;
+      out[image].keypoints.insert(out[image].keypoints.end(),
+                                  {point[0] * width, point[1] * height, point[2]});
+    }
   }
   return out;
 }
@@ -64,6 +81,10 @@ Validator::Validator(std::shared_ptr<const data::DatasetIndex> val_set,
                      const data::DatasetSpec& spec, const core::TrainConfig& config,
                      c10::Device device, bool standalone)
     : val_set_(std::move(val_set)), config_(config), device_(device) {
+  if (spec.kpt_shape) {
+    kpt_sigmas_ = loss::default_keypoint_sigmas((*spec.kpt_shape)[0], (*spec.kpt_shape)[1],
+                                                spec.kpt_oks_sigmas);
+  }
   auto options = data::val_loader_options(config, standalone);
   options.show_progress = false;
   loader_ = std::make_unique<data::Loader>(*val_set_, options);
@@ -129,7 +150,8 @@ Validator::Validator(std::shared_ptr<const data::DatasetIndex> val_set,
     const auto& item = val_set_->items[i];
     ground_truth_.images.push_back(
         {image_ids_[i], item.image.filename().string(), item.width, item.height});
-    auto add = [&](const data::NormBox& b, int cls, bool crowd) {
+    const size_t k_values = static_cast<size_t>(val_set_->keypoints_per_box) * 3;
+    auto add = [&](const data::NormBox& b, int cls, bool crowd, const float* points) {
       const auto xyxy = to_pixels_xyxy(b, item.width, item.height);
       data::CocoAnnotation a;
       a.id = annotation_id++;
@@ -138,11 +160,25 @@ Validator::Validator(std::shared_ptr<const data::DatasetIndex> val_set,
       a.bbox = {xyxy[0], xyxy[1], xyxy[2] - xyxy[0], xyxy[3] - xyxy[1]};
       a.area = a.bbox[2] * a.bbox[3];
       a.iscrowd = crowd;
+      if (k_values > 0) {  // pose: the points in original pixels, as a person_keypoints file
+        a.num_keypoints = 0;
+        for (size_t v = 0; v < k_values; v += 3) {
+          const double visibility = points ? points[v + 2] : 0.0;
+          a.keypoints.push_back(points ? points[v] * item.width : 0.0);
+          a.keypoints.push_back(points ? points[v + 1] * item.height : 0.0);
+          a.keypoints.push_back(visibility);
+          if (visibility > 0) ++a.num_keypoints;
+        }
+      }
       ground_truth_.annotations.push_back(a);
     };
-    for (size_t k = 0; k < item.boxes.size(); ++k) add(item.boxes[k], item.classes[k], false);
+    const bool has_points = k_values > 0 && item.keypoints.size() == item.boxes.size() * k_values;
+    for (size_t k = 0; k < item.boxes.size(); ++k) {
+      add(item.boxes[k], item.classes[k], false,
+          has_points ? item.keypoints.data() + k * k_values : nullptr);
+    }
     for (size_t k = 0; k < item.crowd_boxes.size(); ++k) {
-      add(item.crowd_boxes[k], item.crowd_classes[k], true);
+      add(item.crowd_boxes[k], item.crowd_classes[k], true, nullptr);
     }
   }
 }
@@ -158,6 +194,14 @@ std::array<float, 4> to_original_xyxy(const std::array<float, 4>& xyxy,
           unletterbox(xyxy[1], g.pad_y, g.gain_y, g.original_height),
           unletterbox(xyxy[2], g.pad_x, g.gain_x, g.original_width),
           unletterbox(xyxy[3], g.pad_y, g.gain_y, g.original_height)};
+}
+
+std::array<float, 2> to_original_point(float x, float y, const data::ImageGeometry& g) {
+  auto unletterbox = [](float v, double pad, double gain, int limit) {
+    return static_cast<float>(std::clamp((v - pad) / gain, 0.0, static_cast<double>(limit)));
+  };
+  return {unletterbox(x, g.pad_x, g.gain_x, g.original_width),
+          unletterbox(y, g.pad_y, g.gain_y, g.original_height)};
 }
 
 ValidationOptions ValidationOptions::from_config(const core::TrainConfig& config) {
@@ -184,6 +228,16 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
   torch::NoGradGuard no_grad;
   const bool bf16 = config_.run.precision == core::Precision::kBF16;
   eval::ReferenceMetric metric(val_set_->nc(), static_cast<int>(options.predict.max_det));
+  eval::ReferenceMetric pose_metric(val_set_->nc(), static_cast<int>(options.predict.max_det));
+  // Pose rows: [x1, y1, x2, y2, score, class] then K x dims keypoint values (model/postprocess.h).
+  const model::KeypointShape kpt = model.keypoint_shape();
+  const bool pose = kpt.count > 0;
+  if (pose && kpt_sigmas_.size() != static_cast<size_t>(kpt.count)) {
+    throw core::ConfigError("the pose model has " + std::to_string(kpt.count) +
+                            " keypoints but the dataset's kpt_shape has " +
+                            std::to_string(kpt_sigmas_.size()));
+  }
+  const int64_t row_width = 6 + (pose ? kpt.count * kpt.dims : 0);
   ValidationResult result;
   std::vector<eval::Detection> detections;
   std::set<int64_t> seen_images;
@@ -220,18 +274,18 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
       ++loss_batches;
     }
     const std::vector<at::Tensor> per_image = model.postprocess(raw, options.predict);
-    const std::vector<LetterboxedTruth> truth =
-        letterboxed_truth(batch->labels, static_cast<int64_t>(per_image.size()),
-                          static_cast<float>(images.size(3)), static_cast<float>(images.size(2)));
+    const std::vector<LetterboxedTruth> truth = letterboxed_truth(
+        batch->labels, static_cast<int64_t>(per_image.size()), static_cast<float>(images.size(3)),
+        static_cast<float>(images.size(2)), pose ? batch->keypoints : at::Tensor());
     // The whole batch's detections reach the host in one copy (one sync per batch, not per image).
     const at::Tensor all_rows =
-        per_image.empty() ? torch::zeros({0, 6})
+        per_image.empty() ? torch::zeros({0, row_width})
                           : torch::cat(per_image).to(torch::kCPU, torch::kFloat).contiguous();
     const float* r = all_rows.data_ptr<float>();
     for (size_t b = 0; b < per_image.size(); ++b) {
       const int64_t n = per_image[b].size(0);
       const float* image_rows = r;
-      r += 6 * n;
+      r += row_width * n;
       const int64_t index = batch->dataset_indices[b];
       if (!seen_images.insert(index).second) continue;  // padding repeats (sharded val)
       const auto& g = batch->geometry[b];
@@ -240,19 +294,42 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
       std::vector<std::array<float, 4>> boxes;
       std::vector<float> scores;
       std::vector<int> classes;
+      std::vector<float> points;  // pose: n x K x dims, input pixels
       for (int64_t k = 0; k < n; ++k) {
-        const float* row = image_rows + 6 * k;
+        const float* row = image_rows + row_width * k;
         boxes.push_back({row[0], row[1], row[2], row[3]});
         scores.push_back(row[4]);
         classes.push_back(static_cast<int>(row[5]));
         const std::array<float, 4> box = to_original_xyxy(boxes.back(), g);
-        detections.push_back({image_id(index),
-                              category_id(classes.back()),
-                              {box[0], box[1], box[2] - box[0], box[3] - box[1]},
-                              row[4],
-                              {}});
+        eval::Detection detection{image_id(index),
+                                  category_id(classes.back()),
+                                  {box[0], box[1], box[2] - box[0], box[3] - box[1]},
+                                  row[4],
+                                  {}};
+        if (pose) {
+          points.insert(points.end(), row + 6, row + row_width);
+          for (int64_t p = 0; p < kpt.count; ++p) {
+            const float* point = row + 6 + p * kpt.dims;
+            const auto xy = to_original_point(point[0], point[1], g);
+            detection.keypoints.push_back(xy[0]);
+            detection.keypoints.push_back(xy[1]);
+            detection.keypoints.push_back(kpt.dims == 3 ? point[2] : 1.0);
+          }
+        }
+        detections.push_back(std::move(detection));
       }
       metric.add_image(boxes, scores, classes, truth[b].boxes, truth[b].classes);
+      if (pose) {
+        // The reference's tp_p: OKS with the GT box area (input pixels) x 0.53, GT visibility only.
+        std::vector<float> areas;
+        for (const auto& gt : truth[b].boxes) {
+          areas.push_back((gt[2] - gt[0]) * (gt[3] - gt[1]) * eval::kKeypointAreaFactor);
+        }
+        const auto oks = eval::reference_keypoint_oks(truth[b].keypoints, points, areas,
+                                                      static_cast<size_t>(kpt.count),
+                                                      static_cast<size_t>(kpt.dims), kpt_sigmas_);
+        pose_metric.add_image_overlaps(oks, scores, classes, truth[b].classes);
+      }
     }
     result.postprocess_ms += elapsed_ms(t0);
   }
@@ -263,6 +340,7 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
     result.postprocess_ms /= result.images;
   }
   result.metric = metric.compute();
+  if (pose) result.pose_metric = pose_metric.compute();
   if (loss_batches > 0) {
     const at::Tensor mean =
         (loss_sum / static_cast<double>(loss_batches)).to(torch::kCPU).to(torch::kDouble);
@@ -284,6 +362,16 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
           annotations.end());
     }
     result.coco = eval::evaluate_coco(gt, detections);
+    if (pose) {
+      eval::CocoEvalOptions keypoints;
+      keypoints.iou_type = eval::IouType::kKeypoints;
+      keypoints.kpt_oks_sigmas = kpt_sigmas_;
+      try {
+        result.coco_keypoints = eval::evaluate_coco(gt, detections, keypoints);
+      } catch (const core::InputError& e) {  // e.g. an instances json without keypoints
+        spdlog::warn("COCO keypoint evaluation skipped: {}", e.what());
+      }
+    }
   }
   if (options.keep_detections) result.detections = std::move(detections);
   return result;

@@ -33,16 +33,23 @@ namespace trainer::engine {
 std::array<float, 4> to_original_xyxy(const std::array<float, 4>& xyxy,
                                       const data::ImageGeometry& geometry);
 
+// A point predicted on the letterboxed input -> original-image pixels (8.4.190's scale_coords:
+// minus the padding, divided by the axis's gain, clipped to the image).
+std::array<float, 2> to_original_point(float x, float y, const data::ImageGeometry& geometry);
+
 // One image's ground truth in letterboxed input pixels, where the reference metric matches.
 struct LetterboxedTruth {
   std::vector<std::array<float, 4>> boxes;  // xyxy
   std::vector<int> classes;
+  std::vector<float> keypoints;  // pose: K x (x, y, v) per box, pixels; empty otherwise
 };
 
 // Splits a batch's labels (n, 6) [image, class, cx, cy, w, h] (normalised to the letterboxed
 // input of width x height) into per-image xyxy pixel boxes, as 8.4.190's _prepare_batch does.
+// `keypoints` (n, K, 3) normalised (pose; undefined or K = 0 otherwise) are scaled the same way.
 std::vector<LetterboxedTruth> letterboxed_truth(const at::Tensor& labels, int64_t batch_size,
-                                                float width, float height);
+                                                float width, float height,
+                                                const at::Tensor& keypoints = {});
 
 struct ValidationOptions {
   int64_t max_batches = 0;        // 0 = the whole split (the seeds' short fit uses 4)
@@ -57,6 +64,10 @@ struct ValidationOptions {
 struct ValidationResult {
   eval::ReferenceMetric::Result metric;  // the reference's metric (P, R, mAP50, mAP50-95)
   std::optional<eval::CocoStats> coco;   // the COCO protocol's 12 stats
+  // Pose models: the reference's metric on keypoint OKS (its (P) columns), and the COCO
+  // keypoint protocol's 10 stats.
+  std::optional<eval::ReferenceMetric::Result> pose_metric;
+  std::optional<eval::CocoStats> coco_keypoints;
   std::vector<double> loss_items;  // the criterion's items (o2o for end-to-end); empty without one
   int64_t images = 0;
   double preprocess_ms = 0, inference_ms = 0, postprocess_ms = 0;  // per image
@@ -90,6 +101,7 @@ class Validator {
   std::vector<int64_t> category_ids_;  // per class
   std::vector<int64_t> image_ids_;     // per dataset index
   data::CocoFile ground_truth_;
+  std::vector<double> kpt_sigmas_;  // pose: the OKS sigmas (dataset's, COCO's or 1/K)
 };
 
 // The table users read after each validation: the header line and one "all" row (and one row per

@@ -7,27 +7,6 @@
 
 namespace trainer::eval {
 
-std::vector<double> keypoint_sigmas(int count, int dims, const std::vector<double>& override) {
-  if (count < 1) throw std::invalid_argument("keypoint_sigmas: count must be >= 1");
-  if (!override.empty()) {
-    if (static_cast<int>(override.size()) != count) {
-      throw std::invalid_argument("keypoint_sigmas: " + std::to_string(override.size()) +
-                                  " sigmas for " + std::to_string(count) + " keypoints");
-    }
-    return override;
-  }
-  if (count == 17 && dims == 3) {
-    std::vector<double> coco;
-    // COCO's values as the reference writes them: np.array([.26, .25, ...]) / 10.0.
-    for (double s :
-         {.26, .25, .25, .35, .35, .79, .79, .72, .72, .62, .62, 1.07, 1.07, .87, .87, .89, .89}) {
-      coco.push_back(s / 10.0);
-    }
-    return coco;
-  }
-  return std::vector<double>(static_cast<size_t>(count), 1.0 / count);
-}
-
 std::vector<float> reference_keypoint_oks(const std::vector<float>& gt,
                                           const std::vector<float>& pred,
                                           const std::vector<float>& areas, size_t count,

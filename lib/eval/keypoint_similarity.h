@@ -1,5 +1,5 @@
-// Keypoint similarity as the reference trainer's pose metric computes it (8.4.190 `kpt_iou`), and
-// the per-keypoint sigmas every pose component shares.
+// Keypoint similarity as the reference trainer's pose metric computes it (8.4.190 `kpt_iou`). The
+// sigmas come from the caller (the rule that picks them: loss/keypoint_sigmas.h).
 //
 // Why beside the box metric: the pose validator scores each prediction twice, by box IoU and by
 // this OKS, through the same matching (reference_metric.h); unlike the COCO protocol's OKS
@@ -11,10 +11,6 @@
 #include <vector>
 
 namespace trainer::eval {
-
-// The sigmas of a dataset with `count` keypoints of `dims` values: `override` when given (a
-// dataset yaml's kpt_oks_sigmas), COCO's 17 values for [17, 3], else 1 / count each.
-std::vector<double> keypoint_sigmas(int count, int dims, const std::vector<double>& override = {});
 
 // The OKS matrix [gt][pred] (m x n) in float32 as the reference computes it:
 //   sum_k exp(-d_k / ((2 sigma_k)^2 (area + 1e-7) 2)) [v_k != 0] / (sum_k [v_k != 0] + 1e-7)

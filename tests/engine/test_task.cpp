@@ -5,21 +5,64 @@
 
 #include "core/error.h"
 #include "engine/detect_task.h"
+#include "engine/pose_task.h"
 #include "engine/task.h"
 
 using namespace trainer;
 
-TEST_CASE("make_task_definition: detect, and 'not implemented yet' for pose, segment, obb") {
+TEST_CASE("make_task_definition: detect and pose, 'not implemented yet' for segment, obb") {
   CHECK(engine::make_task_definition(core::Task::kDetect)->task() == core::Task::kDetect);
-  for (auto t : {core::Task::kPose, core::Task::kSegment, core::Task::kObb}) {
+  CHECK(engine::make_task_definition(core::Task::kPose)->task() == core::Task::kPose);
+  for (auto t : {core::Task::kSegment, core::Task::kObb}) {
     CAPTURE(core::task_name(t));
     CHECK_THROWS_WITH_AS(engine::make_task_definition(t),
                          doctest::Contains("is not implemented yet"), core::ConfigError);
   }
   core::TrainConfig config;
   config.model.model = "yolo26n-pose";  // the task follows the model name
-  CHECK_THROWS_WITH_AS(engine::make_task_definition(config), doctest::Contains("'pose'"),
-                       core::ConfigError);
+  CHECK(engine::make_task_definition(config)->task() == core::Task::kPose);
+}
+
+TEST_CASE("pose: (B) and (P) metrics, COCO extras by name; fitness = box + pose mAP50-95") {
+  engine::ValidationResult val;
+  val.metric.map50_95 = 0.25;
+  val.metric.fitness = 0.25;
+  val.metric.recall = 0.5;
+  eval::ReferenceMetric::Result pose;
+  pose.precision = 0.75;
+  pose.map50 = 0.5;
+  pose.map50_95 = 0.125;
+  pose.fitness = 0.125;
+  val.pose_metric = pose;
+  val.loss_items = {1, 2, 3, 4, 5, 6};
+  engine::PoseTask task;
+  CHECK(task.fitness(val) == 0.375);
+  engine::EpochRecord r;
+  r.columns = engine::pose_columns(
+      {"box_loss", "pose_loss", "kobj_loss", "cls_loss", "l1_loss", "rle_loss"});
+  r.train_loss = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6};
+  r.validation = task.epoch_validation(val);
+  CHECK(r.value("metrics/recall(B)") == 0.5);
+  CHECK(r.value("metrics/mAP50-95(B)") == 0.25);
+  CHECK(r.value("metrics/precision(P)") == 0.75);
+  CHECK(r.value("metrics/mAP50(P)") == 0.5);
+  CHECK(r.value("metrics/mAP50-95(P)") == 0.125);
+  CHECK(r.value("val/rle_loss") == 6.0);
+  CHECK(r.value("train/pose_loss") == 0.2);
+  CHECK(std::isnan(r.value("metrics/coco/AP(P)")));  // no COCO keypoint evaluation ran
+  const std::string table = task.validation_table(val, {"person"}, false);
+  CHECK(table.find("Pose(P") != std::string::npos);
+  CHECK(table.find("0.125") != std::string::npos);
+}
+
+TEST_CASE("pose: a dataset without kpt_shape is a config error naming the model and the yaml") {
+  data::DatasetSpec spec;
+  spec.yaml_file = "boxes.yaml";
+  spec.names = {"a"};
+  CHECK_THROWS_WITH_AS(
+      engine::PoseTask().build_model(model::parse_model_name("yolo26t-pose"), spec),
+      doctest::Contains("pose model yolo26t-pose needs a dataset with kpt_shape"),
+      core::ConfigError);
 }
 
 TEST_CASE("detect: a validation becomes the (B) metrics, COCO extras and val loss by name") {

@@ -1,5 +1,5 @@
-// The pose metric's keypoint OKS (the reference's kpt_iou) by hand, the sigma rule, and matching by
-// a given overlap matrix.
+// The pose metric's keypoint OKS (the reference's kpt_iou) by hand, and matching by a given overlap
+// matrix.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -8,19 +8,6 @@
 #include "eval/reference_metric.h"
 
 using namespace trainer::eval;
-
-TEST_CASE("keypoint_sigmas: the dataset's, COCO's for [17, 3], else 1/K") {
-  const auto coco = keypoint_sigmas(17, 3);
-  REQUIRE(coco.size() == 17);
-  CHECK(coco[0] == doctest::Approx(0.026));
-  CHECK(coco[11] == doctest::Approx(0.107));
-  CHECK(coco[16] == doctest::Approx(0.089));
-  const auto two_dims = keypoint_sigmas(17, 2);  // the reference checks the whole kpt_shape
-  CHECK(two_dims[0] == doctest::Approx(1.0 / 17));
-  CHECK(keypoint_sigmas(4, 3) == std::vector<double>(4, 0.25));
-  CHECK(keypoint_sigmas(2, 3, {0.1, 0.3}) == std::vector<double>{0.1, 0.3});
-  CHECK_THROWS(keypoint_sigmas(3, 3, {0.1}));
-}
 
 TEST_CASE("reference_keypoint_oks by hand: visible points only, area as given") {
   // Two keypoints, sigmas 0.1 and 0.2, area 100. Point 0 is 5 px off: d = 25,

@@ -1,0 +1,140 @@
+// See pose_task.h.
+#include "engine/pose_task.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <optional>
+
+#include "core/error.h"
+#include "data/batch_plot.h"
+#include "loss/pose_loss.h"
+
+namespace trainer::engine {
+
+EpochColumns pose_columns(const std::vector<std::string>& loss_names) {
+  EpochColumns c;
+  c.loss_names = loss_names;
+  c.metric_names = {"metrics/precision(B)", "metrics/recall(B)",    "metrics/mAP50(B)",
+                    "metrics/mAP50-95(B)",  "metrics/precision(P)", "metrics/recall(P)",
+                    "metrics/mAP50(P)",     "metrics/mAP50-95(P)"};
+  c.extra_names = {"metrics/coco/AP", "metrics/coco/AP50", "metrics/coco/AP(P)",
+                   "metrics/coco/AP50(P)"};
+  return c;
+}
+
+model::DetectionModel PoseTask::build_model(const model::ModelName& name,
+                                            const data::DatasetSpec& dataset) const {
+  if (!dataset.kpt_shape) {
+    throw core::ConfigError("pose model " + name.display() + " needs a dataset with kpt_shape " +
+                            "(e.g. 'kpt_shape: [17, 3]'); " + dataset.yaml_file.string() +
+                            " has none");
+  }
+  const auto [count, dims] = *dataset.kpt_shape;
+  model::ModelName pose_name =
+      name;  // `task: pose` with a plain name (yolo26n) builds the pose head
+  pose_name.task = core::Task::kPose;
+  return model::build_detection_model(pose_name, dataset.nc(), model::KeypointShape{count, dims});
+}
+
+std::unique_ptr<loss::DetectionLoss> PoseTask::build_loss(const core::LossConfig& config,
+                                                          model::DetectionModelImpl& model,
+                                                          const data::DatasetSpec& dataset) const {
+  const model::KeypointShape kpt = model.keypoint_shape();
+  loss::LossGains gains;
+  gains.box = config.box;
+  gains.cls = config.cls;
+  gains.dfl = config.dfl;
+  loss::PoseGains pose_gains;
+  pose_gains.pose = config.pose;
+  pose_gains.kobj = config.kobj;
+  pose_gains.rle = config.rle;
+  std::optional<loss::KeypointFlow> flow;
+  if (!model.flow().is_empty())
+    flow = loss::keypoint_flow(model.flow());  // YOLO26: PoseLoss26 with RLE
+  return std::make_unique<loss::PoseLoss>(dataset.nc(), model.reg_max(), model.strides(), gains,
+                                          pose_gains, model.end2end(), kpt.count, kpt.dims,
+                                          dataset.kpt_oks_sigmas, std::move(flow));
+}
+
+EpochColumns PoseTask::columns(model::DetectionModelImpl& model) const {
+  return pose_columns(loss::pose_loss_item_names(model.reg_max(), !model.flow().is_empty()));
+}
+
+EpochValidation PoseTask::epoch_validation(const ValidationResult& val) const {
+  EpochValidation v;
+  const auto& b = val.metric;
+  const auto p = val.pose_metric.value_or(eval::ReferenceMetric::Result{});
+  v.metrics = {b.precision, b.recall, b.map50, b.map50_95,
+               p.precision, p.recall, p.map50, p.map50_95};
+  const double nan = std::nan("");
+  v.extras = {val.coco ? val.coco->stats[0] : nan, val.coco ? val.coco->stats[1] : nan,
+              val.coco_keypoints ? val.coco_keypoints->stats[0] : nan,
+              val.coco_keypoints ? val.coco_keypoints->stats[1] : nan};
+  v.loss_items = val.loss_items;
+  return v;
+}
+
+double PoseTask::fitness(const ValidationResult& result) const {
+  // The reference's PoseMetrics.fitness: box mAP50-95 + pose mAP50-95.
+  return result.metric.fitness + (result.pose_metric ? result.pose_metric->fitness : 0.0);
+}
+
+std::string format_pose_validation_table(const ValidationResult& r,
+                                         const std::vector<std::string>& names, bool per_class) {
+  const auto row = [](const std::string& name, const std::string& images, int64_t instances,
+                      const eval::ReferenceMetric::PerClass& b,
+                      const eval::ReferenceMetric::PerClass& p) {
+    return fmt::format(
+        "{:>22}{:>8}{:>11}{:>9.3f}{:>9.3f}{:>9.3f}{:>10.3f}{:>9.3f}{:>9.3f}{:>9.3f}"
+        "{:>10.3f}\n",
+        name, images, instances, b.precision, b.recall, b.ap50, b.ap50_95, p.precision, p.recall,
+        p.ap50, p.ap50_95);
+  };
+  std::string out = fmt::format("{:>22}{:>8}{:>11}{:>9}{:>9}{:>9}{:>10}{:>9}{:>9}{:>9}{:>10}\n",
+                                "Class", "Images", "Instances", "Box(P", "R", "mAP50", "mAP50-95)",
+                                "Pose(P", "R", "mAP50", "mAP50-95)");
+  const auto pose = r.pose_metric.value_or(eval::ReferenceMetric::Result{});
+  const auto as_row = [](const eval::ReferenceMetric::Result& m) {
+    eval::ReferenceMetric::PerClass c;
+    c.precision = m.precision;
+    c.recall = m.recall;
+    c.ap50 = m.map50;
+    c.ap50_95 = m.map50_95;
+    return c;
+  };
+  out += row("all", std::to_string(r.images), r.metric.num_gt, as_row(r.metric), as_row(pose));
+  if (per_class) {
+    for (const auto& c : r.metric.per_class) {
+      eval::ReferenceMetric::PerClass pc;
+      for (const auto& q : pose.per_class) {
+        if (q.class_id == c.class_id) pc = q;
+      }
+      out += row(names.at(c.class_id), "", c.num_gt, c, pc);
+    }
+  }
+  out += "(Box and Pose P, R, mAP50, mAP50-95: the reference trainer's metric; Pose matches by ";
+  out += "keypoint OKS with area = box x 0.53)\n";
+  if (r.coco) out += fmt::format("COCO protocol: box AP {:.3f}", r.coco->stats[0]);
+  if (r.coco_keypoints) out += fmt::format(", keypoint AP {:.3f}", r.coco_keypoints->stats[0]);
+  if (r.coco) out += " (identical to pycocotools)\n";
+  return out;
+}
+
+std::string PoseTask::validation_table(const ValidationResult& result,
+                                       const std::vector<std::string>& names,
+                                       bool per_class) const {
+  return format_pose_validation_table(result, names, per_class);
+}
+
+void PoseTask::save_batch_preview(const data::Batch& batch, const std::vector<std::string>& names,
+                                  const std::filesystem::path& file) const {
+  data::save_batch_plot(batch, names, file);  // draws the keypoints and the COCO skeleton
+}
+
+void PoseTask::write_predictions(const ValidationResult& result,
+                                 const std::filesystem::path& file) const {
+  write_predictions_json(result.detections, file);  // entries carry "keypoints"
+}
+
+}  // namespace trainer::engine
