@@ -48,6 +48,31 @@ TEST_CASE("cli: synth, fit and val on the synthetic set write a run folder and p
   CHECK(out.find("bad.ckpt: not a readable checkpoint") != std::string::npos);
 }
 
+TEST_CASE("cli: a pose model fits and validates on the synthetic stick figures") {
+  trainer::test::TempDir dir;
+  std::string out;
+  const auto data = dir.path() / "poses";
+  REQUIRE(run_command(trainer_binary() + " -q synth " + data.string() +
+                          " --task pose --train 8 --val 4 --size 128 --max-objects 2",
+                      &out) == 0);
+  const std::string common = " data=" + (data / "pose.yaml").string() +
+                             " model=yolo26t-pose imgsz=128 batch=4 nbs=4 workers=1 "
+                             "precision=fp32 device=cpu plots=false project=" +
+                             dir.path().string();
+  REQUIRE(run_command(trainer_binary() + " -q fit" + common + " epochs=2 name=fit", &out) == 0);
+  CHECK(out.find("pose mAP50-95") != std::string::npos);
+  const std::string csv = trainer::test::read_text(dir.path() / "fit" / "results.csv");
+  CHECK(csv.find("train/pose_loss,train/kobj_loss") != std::string::npos);
+  CHECK(csv.find("metrics/mAP50-95(P)") != std::string::npos);
+  const auto weights = dir.path() / "fit" / "weights" / "best.pt";
+  REQUIRE(run_command(trainer_binary() + " val" + common + " name=val weights=" + weights.string(),
+                      &out) == 0);
+  CHECK(out.find("Pose(P") != std::string::npos);
+  CHECK(out.find("IoU=0.50:0.95 | area=   all | maxDets= 20") != std::string::npos);  // keypoints
+  const std::string predictions = trainer::test::read_text(dir.path() / "val" / "predictions.json");
+  CHECK(predictions.find("\"keypoints\": [") != std::string::npos);
+}
+
 TEST_CASE("cli: trainer val on coco8 writes predictions.json that pycocotools accepts") {
   TRAINER_SKIP_IF_NO_SHARED_DATA(root, "coco128");
   std::string out;
