@@ -51,8 +51,10 @@ struct CocoEvalOptions {
 
 // Evaluates `detections` against `ground_truth` over all its images and categories (pycocotools'
 // defaults for the options' iou_type). Throws core::InputError for a detection with an unknown
-// image or category id, a non-finite score or box, or a negative size (see check_detections); for
-// keypoints also for ground truth without "num_keypoints" or either side without 17 points.
+// image or category id, or a non-finite score or box (see check_detections; a negative
+// width or height is an inverted box, scored as pycocotools scores it); for
+// keypoints also for ground truth without "num_keypoints" or either side without one point per
+// sigma (17 for COCO).
 CocoStats evaluate_coco(const data::CocoFile& ground_truth,
                         const std::vector<Detection>& detections,
                         const CocoEvalOptions& options = {});

@@ -116,9 +116,6 @@ void check_one(const Detection& d, size_t index, const IdSets& ids, const std::s
   for (double v : d.bbox_xywh) {
     if (!std::isfinite(v)) bad(fmt::format("bbox holds {}", v));
   }
-  if (d.bbox_xywh[2] < 0 || d.bbox_xywh[3] < 0) {
-    bad(fmt::format("negative box size {}x{}", d.bbox_xywh[2], d.bbox_xywh[3]));
-  }
   for (double v : d.keypoints) {
     if (!std::isfinite(v)) bad(fmt::format("keypoints hold {}", v));
   }

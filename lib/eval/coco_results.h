@@ -2,7 +2,7 @@
 //
 // Why: the results file is what users hand to pycocotools (and what `trainer val` writes), so the
 // evaluator reads exactly that form, and rejects entries pycocotools would silently drop or choke
-// on (unknown ids, NaN scores, negative sizes) with a message naming the entry.
+// on (unknown ids, NaN scores) with a message naming the entry.
 #pragma once
 
 #include <array>
@@ -27,7 +27,7 @@ struct Detection {
 // and image id) for: malformed json, a top level that is not a list, a missing or mistyped field
 // ("bbox" may be left out when "keypoints" are given: the box is then the keypoints' extent, as
 // pycocotools' loadRes makes it),
-// a NaN or infinite score or coordinate, a negative width or height, an image_id that is not in
+// a NaN or infinite score or coordinate, an image_id that is not in
 // `ground_truth`, a category_id that is not one of its categories. Extra fields are ignored.
 std::vector<Detection> parse_coco_results(const std::string& text, const std::string& source,
                                           const data::CocoFile& ground_truth);

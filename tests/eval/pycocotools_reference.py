@@ -95,6 +95,21 @@ def detection_sets(gt, seed=6):
         crowded.append(det(a, [x, y, 0.0, h], rng.uniform()))
         crowded.append(det(a, [x - 5000, y, w, h], rng.uniform()))
     sets["over_max_dets"] = crowded
+    # Inverted boxes (x2 < x1 or y2 < y1 written as a negative width or height), as YOLO26's raw
+    # side distances can produce and the reference writes them: pycocotools scores them as given
+    # (bbIou with the signed sizes, area = w * h for the area ranges).
+    inverted = []
+    for a in anns:
+        x, y, w, h = jitter(rng, a["bbox"], 0.05)
+        kind = rng.integers(0, 4)
+        if kind == 1:
+            x, w = x + w, -w
+        elif kind == 2:
+            y, h = y + h, -h
+        elif kind == 3:
+            x, w, y, h = x + w, -w, y + h, -h
+        inverted.append(det(a, [x, y, w, h], rng.uniform()))
+    sets["inverted"] = inverted
     # Everything at once, in a random order.
     mixed = [d for name in ("perturbed", "duplicates", "false_positives", "crowd") for d in sets[name]]
     rng.shuffle(mixed)
