@@ -76,22 +76,38 @@ TEST_CASE("all 12 stats agree with pycocotools on coco128 and eleven detection s
   compare_with_pycocotools(reference, gt, dir.path(), {}, "boxes");
 }
 
+namespace {
+
+// Runs pycocotools_keypoints_reference.py into `dir` (with `points` keypoints per person) and
+// compares every result set's stats with ours; returns the ground truth it wrote.
+data::CocoFile compare_keypoints(const std::string& python, const test::TempDir& dir, int points,
+                                 const eval::CocoEvalOptions& options) {
+  std::string out;
+  REQUIRE_MESSAGE(
+      test::run_command("'" + python +
+                            "' '" TRAINER_EVAL_SCRIPTS "/pycocotools_keypoints_reference.py' '" +
+                            dir.path().string() + "' " + std::to_string(points),
+                        &out) == 0,
+      out);
+  const auto reference = nlohmann::json::parse(test::read_text(dir / "stats.json"));
+  REQUIRE(reference.size() >= 8);
+  const data::CocoFile gt = data::read_coco_json(dir / "gt.json");
+  REQUIRE(gt.annotations.front().keypoints.size() == static_cast<size_t>(3 * points));
+  compare_with_pycocotools(reference, gt, dir.path(), options, "keypoints");
+  return gt;
+}
+
+}  // namespace
+
 TEST_CASE("all 10 keypoint stats agree with pycocotools' COCOeval(iouType='keypoints')") {
   const std::string python = python_with_pycocotools();
   if (python.empty()) {
     TRAINER_SKIP("no python with pycocotools (run scripts/setup.sh, or set TRAINER_PYTHON)");
   }
   test::TempDir dir;
-  std::string out;
-  REQUIRE_MESSAGE(
-      test::run_command("'" + python +
-                            "' '" TRAINER_EVAL_SCRIPTS "/pycocotools_keypoints_reference.py' '" +
-                            dir.path().string() + "'",
-                        &out) == 0,
-      out);
-  const auto reference = nlohmann::json::parse(test::read_text(dir / "stats.json"));
-  REQUIRE(reference.size() >= 8);
-  const data::CocoFile gt = data::read_coco_json(dir / "gt.json");
+  eval::CocoEvalOptions options;
+  options.iou_type = eval::IouType::kKeypoints;
+  const data::CocoFile gt = compare_keypoints(python, dir, 17, options);
   size_t unlabelled = 0, crowd = 0;
   for (const auto& a : gt.annotations) {
     unlabelled += a.num_keypoints == 0;
@@ -99,9 +115,6 @@ TEST_CASE("all 10 keypoint stats agree with pycocotools' COCOeval(iouType='keypo
   }
   CHECK(unlabelled > 0);  // the ignore rules are exercised
   CHECK(crowd > 0);
-  eval::CocoEvalOptions options;
-  options.iou_type = eval::IouType::kKeypoints;
-  compare_with_pycocotools(reference, gt, dir.path(), options, "keypoints");
 }
 
 TEST_CASE("keypoint stats with a dataset's own sigmas (7 points, 1/K) agree with pycocotools") {
@@ -110,18 +123,8 @@ TEST_CASE("keypoint stats with a dataset's own sigmas (7 points, 1/K) agree with
     TRAINER_SKIP("no python with pycocotools (run scripts/setup.sh, or set TRAINER_PYTHON)");
   }
   test::TempDir dir;
-  std::string out;
-  REQUIRE_MESSAGE(
-      test::run_command("'" + python +
-                            "' '" TRAINER_EVAL_SCRIPTS "/pycocotools_keypoints_reference.py' '" +
-                            dir.path().string() + "' 7",
-                        &out) == 0,
-      out);
-  const auto reference = nlohmann::json::parse(test::read_text(dir / "stats.json"));
-  const data::CocoFile gt = data::read_coco_json(dir / "gt.json");
-  REQUIRE(gt.annotations.front().keypoints.size() == 21);
   eval::CocoEvalOptions options;
   options.iou_type = eval::IouType::kKeypoints;
   options.kpt_oks_sigmas.assign(7, 1.0 / 7);
-  compare_with_pycocotools(reference, gt, dir.path(), options, "keypoints");
+  compare_keypoints(python, dir, 7, options);
 }
