@@ -16,6 +16,8 @@ ULTRALYTICS_VERSION=8.4.190
 ORACLE_NO_DEPS=("ultralytics==$ULTRALYTICS_VERSION" torchvision==0.26.0 ultralytics-thop==2.2.3)
 ORACLE_PACKAGES=(opencv-python-headless==4.10.0.84 matplotlib==3.11.2 pillow==13.0.0 pyyaml==6.0.4
                  requests==2.34.2 psutil==7.2.2 polars==2.1.0 scipy==1.17.1)
+# TensorBoard, a test oracle only: its own reader checks the event files we write (tests/core).
+TENSORBOARD_VERSION=2.21.0
 TRAINER_CACHE=${TRAINER_CACHE:-$HOME/.cache/trainer}
 VENV=$TRAINER_CACHE/venv
 APT_PACKAGES=(build-essential cmake ninja-build ccache git pkg-config python3 python3-venv
@@ -77,6 +79,19 @@ install_oracle() {
   touch "$stamp"
 }
 
+install_tensorboard() {
+  local stamp=$VENV/.trainer-tensorboard-$TENSORBOARD_VERSION
+  if [ -f "$stamp" ]; then
+    log "tensorboard $TENSORBOARD_VERSION: present in $VENV"
+    return
+  fi
+  log "tensorboard $TENSORBOARD_VERSION: installing into $VENV (tests only)"
+  "$VENV/bin/python" -m pip install -q "tensorboard==$TENSORBOARD_VERSION"
+  "$VENV/bin/python" -c "import tensorboard; assert tensorboard.__version__ == '$TENSORBOARD_VERSION'"
+  touch "$stamp"
+}
+
 install_debian_packages
 install_torch
 install_oracle
+install_tensorboard
