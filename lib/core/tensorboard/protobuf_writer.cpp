@@ -4,17 +4,6 @@
 #include <cstring>
 
 namespace trainer::core::tensorboard {
-namespace {
-
-template <typename Word>
-void append_little_endian(std::string* out, Word word) {
-  for (size_t i = 0; i < sizeof(Word); ++i) {
-    out->push_back(static_cast<char>((word >> (8 * i)) & 0xFFu));
-  }
-}
-
-}  // namespace
-
 void append_varint(std::string* out, uint64_t value) {
   while (value >= 0x80u) {
     out->push_back(static_cast<char>((value & 0x7Fu) | 0x80u));

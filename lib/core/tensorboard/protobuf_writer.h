@@ -5,6 +5,7 @@
 // generated code) out of the build.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -32,5 +33,13 @@ class ProtoWriter {
 
 // Appends `value` as a base-128 varint (7 bits per byte, low groups first).
 void append_varint(std::string* out, uint64_t value);
+
+// Appends an unsigned integer's bytes, lowest first (fixed-width protobuf fields, record framing).
+template <typename Word>
+void append_little_endian(std::string* out, Word word) {
+  for (size_t i = 0; i < sizeof(Word); ++i) {
+    out->push_back(static_cast<char>((word >> (8 * i)) & 0xFFu));
+  }
+}
 
 }  // namespace trainer::core::tensorboard

@@ -4,19 +4,9 @@
 #include <cstdint>
 
 #include "core/tensorboard/crc32c.h"
+#include "core/tensorboard/protobuf_writer.h"
 
 namespace trainer::core::tensorboard {
-namespace {
-
-template <typename Word>
-void append_little_endian(std::string* out, Word word) {
-  for (size_t i = 0; i < sizeof(Word); ++i) {
-    out->push_back(static_cast<char>((word >> (8 * i)) & 0xFFu));
-  }
-}
-
-}  // namespace
-
 std::string frame_record(std::string_view data) {
   std::string out;
   out.reserve(data.size() + 16);
