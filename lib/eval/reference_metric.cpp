@@ -179,7 +179,7 @@ void ReferenceMetric::add_image_overlaps(const std::vector<float>& overlaps,
                                          const std::vector<int>& gt_classes) {
   const size_t n = pred_classes.size();
   const size_t m = gt_classes.size();
-  check_sizes(n, scores.size(), pred_classes.size());
+  check_sizes(n, scores.size(), n);
   if (overlaps.size() != m * n) {
     throw std::invalid_argument("ReferenceMetric::add_image: " + std::to_string(overlaps.size()) +
                                 " overlaps for " + std::to_string(m) + " ground truths x " +
@@ -204,16 +204,19 @@ void ReferenceMetric::add_image_overlaps(const std::vector<float>& overlaps,
     keep.resize(static_cast<size_t>(max_det_));
     std::sort(keep.begin(), keep.end());
   }
+  const bool all_kept = keep.size() == n;  // the usual case: no copy of the matrix
   std::vector<int> classes;
-  std::vector<float> kept_overlaps(m * keep.size());
+  std::vector<float> kept_overlaps(all_kept ? 0 : m * keep.size());
   for (size_t j = 0; j < keep.size(); ++j) {
     const size_t i = keep[j];
     classes.push_back(pred_classes[i]);
     conf_.push_back(scores[i]);
     pred_class_.push_back(pred_classes[i]);
+    if (all_kept) continue;
     for (size_t g = 0; g < m; ++g) kept_overlaps[g * keep.size() + j] = overlaps[g * n + i];
   }
-  const auto correct = reference_match_overlaps(kept_overlaps, classes, gt_classes);
+  const auto correct =
+      reference_match_overlaps(all_kept ? overlaps : kept_overlaps, classes, gt_classes);
   correct_.insert(correct_.end(), correct.begin(), correct.end());
   for (int c : gt_classes) ++gt_per_class_[static_cast<size_t>(c)];
   ++num_images_;
