@@ -183,25 +183,23 @@ Validator::Validator(std::shared_ptr<const data::DatasetIndex> val_set,
   }
 }
 
-std::array<float, 4> to_original_xyxy(const std::array<float, 4>& xyxy,
-                                      const data::ImageGeometry& g) {
-  // 8.4.190's scale_boxes: minus the padding, divided by each axis's own gain, clipped to the
-  // image. An inverted box (x2 < x1, YOLO26's raw side distances can be negative) stays inverted.
-  auto unletterbox = [](float v, double pad, double gain, int limit) {
-    return static_cast<float>(std::clamp((v - pad) / gain, 0.0, static_cast<double>(limit)));
-  };
-  return {unletterbox(xyxy[0], g.pad_x, g.gain_x, g.original_width),
-          unletterbox(xyxy[1], g.pad_y, g.gain_y, g.original_height),
-          unletterbox(xyxy[2], g.pad_x, g.gain_x, g.original_width),
-          unletterbox(xyxy[3], g.pad_y, g.gain_y, g.original_height)};
-}
-
 std::array<float, 2> to_original_point(float x, float y, const data::ImageGeometry& g) {
+  // 8.4.190's scale_coords / scale_boxes: minus the padding, divided by each axis's own gain,
+  // clipped to the image.
   auto unletterbox = [](float v, double pad, double gain, int limit) {
     return static_cast<float>(std::clamp((v - pad) / gain, 0.0, static_cast<double>(limit)));
   };
   return {unletterbox(x, g.pad_x, g.gain_x, g.original_width),
           unletterbox(y, g.pad_y, g.gain_y, g.original_height)};
+}
+
+std::array<float, 4> to_original_xyxy(const std::array<float, 4>& xyxy,
+                                      const data::ImageGeometry& g) {
+  // Each corner as a point: an inverted box (x2 < x1, YOLO26's raw side distances can be
+  // negative) stays inverted.
+  const auto [x1, y1] = to_original_point(xyxy[0], xyxy[1], g);
+  const auto [x2, y2] = to_original_point(xyxy[2], xyxy[3], g);
+  return {x1, y1, x2, y2};
 }
 
 ValidationOptions ValidationOptions::from_config(const core::TrainConfig& config) {
