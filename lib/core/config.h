@@ -28,7 +28,14 @@ enum class CacheMode { kNone, kRam };
 enum class NmsMode { kAuto, kOn, kOff };
 
 struct ModelConfig {
-  std::string model = "yolo26n";  // a built-in name (yolo26n..x, yolo11n..x) or a model yaml path
+  // A built-in name (yolo26n..x, yolo11n..x), a model yaml path, or a weights file (.pt / .ckpt)
+  // whose architecture the file's run records (see engine/model_source.h).
+  std::string model = "yolo26n";
+  // "true": the weights of `model` when it is a weights file (built-in names have no downloadable
+  // weights here); "false": none; otherwise a .pt/.ckpt path whose weights are transferred.
+  std::string pretrained = "true";
+  // Layers to freeze: "" none, "N" model.0..N-1, "[i, j, ...]" those layer indices.
+  std::string freeze;
 };
 
 struct DataConfig {

@@ -83,6 +83,24 @@ std::string resolve_path(const std::string& value, const fs::path& base_dir) {
   return fs::absolute(p).lexically_normal().string();
 }
 
+// `N` or `[i, j, ...]` (non-negative integers) as canonical text "N" / "[i, j]".
+std::string int_or_int_list_text(const FieldSpec& field, const YAML::Node& node,
+                                 const SourceLocation& where) {
+  if (node.IsScalar()) {
+    const auto i = as_int(node);
+    if (!i || *i < 0) fail_value(field, node, where);
+    return std::to_string(*i);
+  }
+  if (!node.IsSequence()) fail_value(field, node, where);
+  std::string text = "[";
+  for (size_t k = 0; k < node.size(); ++k) {
+    const auto i = as_int(node[k]);
+    if (!i || *i < 0) fail_value(field, node, where);
+    text += (k ? ", " : "") + std::to_string(*i);
+  }
+  return text + "]";
+}
+
 // Converts `node` to the field's value, checking type and range. `base_dir` resolves paths.
 FieldValue parse_value(const FieldSpec& field, const YAML::Node& node, const SourceLocation& where,
                        const fs::path& base_dir) {
@@ -107,6 +125,7 @@ FieldValue parse_value(const FieldSpec& field, const YAML::Node& node, const Sou
     }
     case FieldType::kString:
     case FieldType::kPath: {
+      if (field.int_or_int_list) return int_or_int_list_text(field, node, where);
       if (!node.IsScalar()) fail_value(field, node, where);
       const std::string& text = node.Scalar();
       const bool is_path =

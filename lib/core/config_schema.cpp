@@ -117,6 +117,27 @@ std::vector<FieldSpec> build_fields() {
       "model", "model", [](auto& c) -> auto& { return c.model.model; },
       "yolo26n..yolo26x, yolo11n..yolo11x, or a model yaml path"));
   f.back().path_like = true;
+  {
+    auto pretrained = string_field(
+        "pretrained", "model", [](auto& c) -> auto& { return c.model.pretrained; },
+        "true (weights of a .pt/.ckpt model), false (none), or a .pt/.ckpt to transfer from");
+    pretrained.path_like = true;
+    pretrained.raw_yaml = true;
+    pretrained.set = [set = pretrained.set](TrainConfig& c, const FieldValue& v) {
+      std::string text = std::get<std::string>(v);
+      if (text == "True" || text == "TRUE") text = "true";
+      if (text == "False" || text == "FALSE" || text.empty()) text = "false";
+      set(c, FieldValue(text));
+    };
+    f.push_back(std::move(pretrained));
+  }
+  {
+    auto freeze = string_field(
+        "freeze", "model", [](auto& c) -> auto& { return c.model.freeze; },
+        "freeze layers: N = model.0..N-1, or a list of layer indices (null = none)");
+    freeze.int_or_int_list = true;
+    f.push_back(std::move(freeze));
+  }
   // data
   f.push_back(string_field(
       "data", "data", [](auto& c) -> auto& { return c.data.data; },
@@ -373,13 +394,11 @@ constexpr std::string_view kReferenceOnlyKeys[] = {
     "mode",
     "time",
     "save",
-    "pretrained",
     "verbose",
     "single_cls",
     "rect",
     "fraction",
     "profile",
-    "freeze",
     "multi_scale",
     "compile",
     "overlap_mask",
@@ -460,7 +479,7 @@ std::string FieldSpec::expectation() const {
     case FieldType::kFloat:
       return "a number" + in;
     case FieldType::kString:
-      return "a string";
+      return int_or_int_list ? "an integer or a list of integers" : "a string";
     case FieldType::kPath:
       return "a file path";
     case FieldType::kFloatList:

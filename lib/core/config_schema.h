@@ -41,6 +41,10 @@ struct FieldSpec {
   std::optional<std::string> yaml_true_choice;   // kChoice: the choice a YAML `true` selects
   std::optional<std::string> yaml_false_choice;  // kChoice: the choice a YAML `false` selects
   bool path_like = false;  // kString: resolved like a path when the value looks like one
+  // kString: an integer or a list of integers (`freeze`), held as text "N" or "[i, j]"; written
+  // unquoted like `raw_yaml`.
+  bool int_or_int_list = false;
+  bool raw_yaml = false;  // kString: true/false written unquoted (`pretrained: true`, a YAML bool)
   bool alias = false;  // an alternative spelling of another field: loaded, never printed or written
   // What a YAML null sets when the default is not one fixed value (`task`: from the model name);
   // without it a null sets the default config's value.

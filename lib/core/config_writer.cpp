@@ -47,7 +47,13 @@ std::string config_to_yaml(const TrainConfig& config) {
       section = field.section;
       out << "# " << section << "\n";
     }
-    out << field.key << ": " << yaml_scalar(field.get(config)) << "\n";
+    const FieldValue value = field.get(config);
+    const std::string* s = std::get_if<std::string>(&value);
+    const bool raw =
+        s && (field.int_or_int_list || (field.raw_yaml && (*s == "true" || *s == "false")));
+    std::string text = raw ? *s : yaml_scalar(value);
+    if (raw && text.empty()) text = "null";
+    out << field.key << ": " << text << "\n";
   }
   return out.str();
 }

@@ -85,7 +85,7 @@ TEST_CASE("an Ultralytics args.yaml loads: reference keys are accepted and noted
     expected.schedule.epochs = 3;
     return expected;
   }());
-  CHECK(loaded.notes.size() >= 15);  // mode, time, save, pretrained, verbose, ... save_dir
+  CHECK(loaded.notes.size() >= 15);  // mode, time, save, verbose, ... save_dir
   const auto fp32 = load_config_text("amp: false\n", "args.yaml", "/tmp");
   CHECK(fp32.config.run.precision == Precision::kFP32);
   const auto ram = load_config_text("cache: true\n", "args.yaml", "/tmp");
