@@ -11,6 +11,7 @@
 #include "core/config_schema.h"
 #include "core/config_writer.h"
 #include "data/dataset_yaml.h"
+#include "engine/model_source.h"
 #include "model/model_name.h"
 
 namespace trainer::app {
@@ -39,7 +40,7 @@ int run_config(const ConfigOptions& opts) {
   const auto [file, overrides] = split_config_args(opts.args);
   const core::LoadedConfig loaded = core::load_config(file, overrides);
   for (const auto& note : loaded.notes) spdlog::info("{}: {}", note.where.describe(), note.message);
-  const auto model = model::parse_model_name(loaded.config.model.model);
+  const auto model = engine::resolve_model_source(loaded.config).name;
   std::cout << "config: " << (file.empty() ? std::string("(defaults)") : file);
   if (loaded.files.size() > 1) {
     std::cout << " (extends";

@@ -15,6 +15,7 @@
 #include "engine/checkpoint.h"
 #include "engine/device.h"
 #include "engine/memory_format.h"
+#include "engine/model_source.h"
 #include "engine/task.h"
 #include "engine/validator.h"
 #include "eval/coco_eval.h"
@@ -53,7 +54,10 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
             const auto spec = data::load_dataset_yaml(config.data.data);
             auto val_set =
                 std::make_shared<data::DatasetIndex>(data::load_split(spec, data::Split::kVal));
-            auto model = task->build_model(model::parse_model_name(config.model.model), spec);
+            auto model = task->build_model(engine::resolve_model_source(config).name, spec);
+            if (weights.empty() && engine::is_weights_file(config.model.model)) {
+              weights = config.model.model;  // model=RUN/weights/best.pt: its own weights
+            }
             if (!weights.empty()) {
               engine::load_weights_or_checkpoint(*model, weights);
             } else {

@@ -25,6 +25,7 @@
 #include "data/loader_options.h"
 #include "engine/epoch_record.h"
 #include "engine/memory_format.h"
+#include "engine/model_source.h"
 #include "engine/progress.h"
 #include "engine/results_log.h"
 #include "engine/results_plot.h"
@@ -104,7 +105,7 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
   TrainingContext ctx = build_training_context(config, context_options);
   const TaskDefinition& task = *ctx.task;
   Validator validator(ctx.val_set, ctx.dataset, config, ctx.device);
-  auto eval_model = task.build_model(model::parse_model_name(config.model.model), ctx.dataset);
+  auto eval_model = task.build_model(resolve_model_source(config).name, ctx.dataset);
   eval_model->to(ctx.device);
   apply_memory_format(*eval_model, model_memory_format(config, ctx.device));
   const auto eval_state = named_state(*eval_model);

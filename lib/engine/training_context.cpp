@@ -2,13 +2,17 @@
 #include "engine/training_context.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "data/loader_options.h"
 #include "engine/device.h"
+#include "engine/freeze.h"
 #include "engine/memory_format.h"
+#include "engine/model_source.h"
 #include "model/model_name.h"
 #include "model/weights_io.h"
+#include "model/weights_transfer.h"
 #include "optim/param_groups.h"
 
 namespace trainer::engine {
@@ -38,13 +42,15 @@ optim::OptimizerChoice choose_optimizer(const core::TrainConfig& config, int64_t
 
 std::unique_ptr<optim::Optimizer> build_optimizer(const core::TrainConfig& config,
                                                   const optim::OptimizerChoice& choice,
-                                                  model::DetectionModelImpl& model) {
+                                                  model::DetectionModelImpl& model,
+                                                  const std::vector<std::string>& frozen) {
   optim::GroupingOptions grouping;
   grouping.use_muon = optim::uses_muon_groups(choice.kind);
   grouping.lr = choice.lr;
   grouping.momentum = choice.momentum;
   grouping.weight_decay = choice.weight_decay;
   grouping.head_prefix = fmt::format("model.{}.", model.layer_modules().size() - 1);
+  grouping.excluded.insert(frozen.begin(), frozen.end());
   optim::OptimizerOptions o;
   o.foreach = config.optim.impl != core::OptimizerImpl::kScalar;
   o.musgd.muon_gain = config.optim.muon_gain;
@@ -81,11 +87,38 @@ TrainingContext build_training_context(const core::TrainConfig& config,
   loader_options.show_progress = options.show_progress;
   ctx.train_loader = std::make_unique<data::Loader>(*ctx.train_set, loader_options);
 
-  const auto name = model::parse_model_name(config.model.model);
-  ctx.model = ctx.task->build_model(name, ctx.dataset);
+  const ModelSource source = resolve_model_source(config);
+  if (!source.architecture.empty()) {
+    spdlog::info("model: {} from {}", source.name.display(), source.architecture.string());
+  }
+  ctx.model = ctx.task->build_model(source.name, ctx.dataset);
+  if (!config.run.resume.empty()) {
+    // The checkpoint's weights replace whatever a transfer would give.
+  } else if (!source.weights.empty()) {
+    const auto report = model::transfer_weights(*ctx.model, read_weights_or_ema(source.weights));
+    spdlog::info("Transferred {}/{} items from pretrained weights ({})", report.transferred,
+                 report.total, source.weights.string());
+    if (!report.shape_mismatches.empty()) {
+      spdlog::info("  kept initialised (shape differs): {}",
+                   fmt::join(report.shape_mismatches, ", "));
+    }
+  } else if (config.model.pretrained == "true" && !is_weights_file(config.model.model)) {
+    spdlog::info(
+        "pretrained: true, but {} has no weights file here (no downloads): training from "
+        "scratch; give pretrained=PATH or model=PATH.pt to fine-tune",
+        source.name.display());
+  }
   ctx.model->to(ctx.device);
   apply_memory_format(*ctx.model, model_memory_format(config, ctx.device));
   ctx.model->train();
+  ctx.frozen_layers = frozen_layer_indices(config.model.freeze,
+                                           static_cast<int64_t>(ctx.model->layer_modules().size()));
+  ctx.frozen = freeze_layers(*ctx.model, ctx.frozen_layers);
+  if (!ctx.frozen.empty()) {
+    spdlog::info("freeze: layers [{}] ({} parameters, BatchNorm statistics kept): {}",
+                 fmt::join(ctx.frozen_layers, ", "), ctx.frozen.size(),
+                 fmt::join(ctx.frozen, ", "));
+  }
   for (auto& p : ctx.model->parameters()) {
     if (p.requires_grad()) ctx.trainable.push_back(p);
   }
@@ -95,7 +128,7 @@ TrainingContext build_training_context(const core::TrainConfig& config,
 
   ctx.optimizer_choice =
       choose_optimizer(config, static_cast<int64_t>(ctx.train_set->size()), ctx.dataset.nc());
-  ctx.optimizer = build_optimizer(config, ctx.optimizer_choice, *ctx.model);
+  ctx.optimizer = build_optimizer(config, ctx.optimizer_choice, *ctx.model, ctx.frozen);
   const auto& c = ctx.optimizer_choice;
   spdlog::info("optimizer: {}{} lr={:g} momentum={:g} weight_decay={:g} ({} groups, {} impl)",
                optim::optimizer_kind_name(c.kind), c.auto_chosen ? " (auto)" : "", c.lr, c.momentum,

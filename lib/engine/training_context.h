@@ -38,8 +38,10 @@ struct TrainingContext {
   std::unique_ptr<optim::Optimizer> optimizer;
   std::unique_ptr<optim::ModelEma> ema;
   optim::ScheduleSettings schedule;
-  std::vector<at::Tensor> trainable;  // parameters with requires_grad (clipping)
-  optim::NamedTensors live_state;     // the model's parameters and buffers by name (EMA)
+  std::vector<at::Tensor> trainable;   // parameters with requires_grad (clipping)
+  optim::NamedTensors live_state;      // the model's parameters and buffers by name (EMA)
+  std::vector<int64_t> frozen_layers;  // `freeze`: layer indices
+  std::vector<std::string> frozen;     // their parameters' names (not in the optimizer)
 
   bool bf16() const { return config.run.precision == core::Precision::kBF16; }
   int64_t batches_per_epoch() const { return schedule.batches_per_epoch; }
@@ -63,9 +65,11 @@ optim::NamedTensors named_state(model::DetectionModelImpl& model);
 // The reference's optimizer choice for `config` (optimizer: auto rules included).
 optim::OptimizerChoice choose_optimizer(const core::TrainConfig& config, int64_t train_images,
                                         int nc);
-// The chosen optimizer over `model`'s parameter groups, with the config's implementation settings.
+// The chosen optimizer over `model`'s parameter groups, with the config's implementation settings;
+// the `frozen` parameters (by name) are left out.
 std::unique_ptr<optim::Optimizer> build_optimizer(const core::TrainConfig& config,
                                                   const optim::OptimizerChoice& choice,
-                                                  model::DetectionModelImpl& model);
+                                                  model::DetectionModelImpl& model,
+                                                  const std::vector<std::string>& frozen = {});
 
 }  // namespace trainer::engine

@@ -62,6 +62,7 @@ std::vector<ParamGroup> build_param_groups(const torch::nn::Module& model,
     const bool norm = is_norm_module(module);
     for (const auto& param : module.named_parameters(/*recurse=*/false)) {
       const std::string full = module_name.empty() ? param.key() : module_name + "." + param.key();
+      if (options.excluded.count(full)) continue;
       const at::Tensor& tensor = param.value();
       GroupKind kind;
       if (options.use_muon && (tensor.dim() == 2 || tensor.dim() == 4)) {

@@ -13,6 +13,7 @@
 // kept); otherwise weight, bn, bias (3 groups).
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ struct GroupingOptions {
   double weight_decay = 5e-4;  // already scaled by batch/nbs (scaled_weight_decay)
   double head_lr_multiplier = 3.0;
   std::string head_prefix;  // e.g. "model.23." (empty: no head split)
+  // Full parameter names left out of every group (the layers `freeze` froze).
+  std::set<std::string> excluded;
 };
 
 std::vector<ParamGroup> build_param_groups(const torch::nn::Module& model,

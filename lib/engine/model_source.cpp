@@ -1,0 +1,88 @@
+// See model_source.h.
+#include "engine/model_source.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/config_loader.h"
+#include "core/error.h"
+#include "engine/checkpoint.h"
+
+namespace trainer::engine {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A weights file's recorded `model:` may itself be a weights file (a fine-tuned run): follow it.
+model::ModelName architecture_from_config(const core::TrainConfig& config, const fs::path& from,
+                                          int depth) {
+  if (!is_weights_file(config.model.model)) return model::parse_model_name(config.model.model);
+  if (depth > 8) throw core::ConfigError("model: " + from.string() + ": weights files form a loop");
+  const fs::path next = config.model.model;
+  if (next.extension() == ".ckpt") {
+    const Checkpoint ckpt = load_checkpoint(next);
+    const auto loaded = core::load_config_text(ckpt.config_yaml, next.string(), next.parent_path());
+    return architecture_from_config(loaded.config, next, depth + 1);
+  }
+  return architecture_of(next);
+}
+
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+bool is_weights_file(const std::string& model) {
+  const auto ext = fs::path(model).extension().string();
+  return ext == ".pt" || ext == ".ckpt";
+}
+
+model::ModelName architecture_of(const fs::path& weights) {
+  if (!fs::is_regular_file(weights)) {
+    throw core::ConfigError("weights file not found: " + weights.string());
+  }
+  if (weights.extension() == ".ckpt") {
+    const Checkpoint ckpt = load_checkpoint(weights);
+    const auto loaded =
+        core::load_config_text(ckpt.config_yaml, weights.string(), weights.parent_path());
+    return architecture_from_config(loaded.config, weights, 1);
+  }
+  const fs::path run = fs::absolute(weights).parent_path().parent_path();
+  const fs::path args = run / "args.yaml";
+  if (!fs::is_regular_file(args)) {
+    throw core::ConfigError(fmt::format(
+        "model: {}: a .pt file holds weights only and no {} records its architecture; name the "
+        "architecture and transfer the weights instead: model=yolo26n pretrained={}",
+        weights.string(), args.string(), weights.string()));
+  }
+  const auto loaded = core::load_config_text(read_text(args), args.string(), run);
+  return architecture_from_config(loaded.config, weights, 1);
+}
+
+ModelSource resolve_model_source(const core::TrainConfig& config) {
+  ModelSource source;
+  const std::string& model = config.model.model;
+  const std::string& pretrained = config.model.pretrained;
+  if (is_weights_file(model)) {
+    source.name = architecture_of(model);
+    source.architecture = model;
+    if (pretrained == "true") source.weights = model;
+  } else {
+    source.name = model::parse_model_name(model);
+  }
+  if (pretrained != "true" && pretrained != "false") source.weights = pretrained;
+  return source;
+}
+
+model::NamedTensorList read_weights_or_ema(const fs::path& path) {
+  if (path.extension() == ".ckpt") return ema_weights(load_checkpoint(path));
+  return model::read_weights_file(path);
+}
+
+}  // namespace trainer::engine

@@ -1,0 +1,37 @@
+// Where a run's model comes from: the architecture to build and the weights to start from.
+//
+// Why: `model:` may name an architecture (yolo26n, a yaml) or a weights file (.pt, or a .ckpt
+// whose EMA weights are used), and `pretrained:` may add weights to transfer. Our .pt files hold
+// tensors only, so a weights file's architecture is read from the run that wrote it: a .ckpt
+// carries its run's config; a RUN/weights/*.pt has RUN/args.yaml beside its folder.
+#pragma once
+
+#include <filesystem>
+
+#include "core/config.h"
+#include "model/model_name.h"
+#include "model/weights_io.h"
+
+namespace trainer::engine {
+
+struct ModelSource {
+  model::ModelName name;               // the architecture to build (the dataset sets nc)
+  std::filesystem::path weights;       // weights to transfer from; empty = start from scratch
+  std::filesystem::path architecture;  // the file the architecture was read from (if any)
+};
+
+bool is_weights_file(const std::string& model);
+
+// Resolves `model:` and `pretrained:` as the reference does: a weights file gives architecture
+// and weights (no weights with `pretrained: false`); `pretrained: PATH` gives the weights whatever
+// `model:` is; `pretrained: true` with an architecture name gives none (no downloads here). Throws
+// core::ConfigError when a .pt's architecture cannot be found, naming the way out.
+ModelSource resolve_model_source(const core::TrainConfig& config);
+
+// The architecture a weights file was trained as (see the file comment).
+model::ModelName architecture_of(const std::filesystem::path& weights);
+
+// A .pt file's tensors, or a .ckpt's EMA weights.
+model::NamedTensorList read_weights_or_ema(const std::filesystem::path& path);
+
+}  // namespace trainer::engine
