@@ -63,8 +63,24 @@ core::TrainConfig load_fit_config(const std::filesystem::path& file,
   return loaded.config;
 }
 
-core::TrainConfig resume_config(const std::filesystem::path& checkpoint,
+std::filesystem::path resume_checkpoint_path(const std::filesystem::path& resume) {
+  if (resume.extension() != ".pt") return resume;
+  auto checkpoint = resume;
+  checkpoint.replace_extension(".ckpt");
+  if (!std::filesystem::is_regular_file(checkpoint)) {
+    throw core::InputError(fmt::format(
+        "resume: {} holds weights only and no checkpoint {} is beside it; resume from a run's "
+        "weights/last.ckpt, or fine-tune from the weights with model={}",
+        resume.string(), checkpoint.string(), resume.string()));
+  }
+  spdlog::info("resume: {} holds weights only; resuming from the checkpoint beside it, {}",
+               resume.string(), checkpoint.string());
+  return checkpoint;
+}
+
+core::TrainConfig resume_config(const std::filesystem::path& resume,
                                 const std::vector<std::string>& overrides) {
+  const std::filesystem::path checkpoint = resume_checkpoint_path(resume);
   static const std::vector<std::string> allowed = {
       "device",      "workers",  "val",   "val_batches",     "plots",
       "save_period", "patience", "cache", "cudnn_benchmark", "resume"};

@@ -22,7 +22,12 @@ namespace trainer::engine {
 core::TrainConfig load_fit_config(const std::filesystem::path& file,
                                   const std::vector<std::string>& overrides);
 
-// The config of a resumed run: the checkpoint's own, with the `overrides` that may change on resume
+// The checkpoint `resume` names: itself, or for a run's exported weights (weights/last.pt) the
+// .ckpt beside it, logging so. Throws core::InputError for a .pt without one.
+std::filesystem::path resume_checkpoint_path(const std::filesystem::path& resume);
+
+// The config of a resumed run (`checkpoint` may be a .pt, see resume_checkpoint_path): the
+// checkpoint's own, with the `overrides` that may change on resume
 // (device, workers, val, val_batches, plots, save_period, patience, cache, cudnn_benchmark)
 // applied; any other override is an error naming it. `resume` is set to `checkpoint`.
 core::TrainConfig resume_config(const std::filesystem::path& checkpoint,
