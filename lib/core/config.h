@@ -118,6 +118,7 @@ struct RunConfig {
   int64_t save_period = -1;
   bool val = true;
   bool plots = true;
+  bool tensorboard = true;       // events.out.tfevents.* in the run folder (ours)
   double conf = 0.001;           // validation confidence threshold
   double iou = 0.7;              // validation NMS IoU
   int64_t max_det = 300;         // validation detections per image

@@ -357,6 +357,9 @@ std::vector<FieldSpec> build_fields() {
       "val", "run", [](auto& c) -> auto& { return c.run.val; }, "validate every epoch"));
   f.push_back(bool_field(
       "plots", "run", [](auto& c) -> auto& { return c.run.plots; }, "write pictures"));
+  f.push_back(bool_field(
+      "tensorboard", "run", [](auto& c) -> auto& { return c.run.tensorboard; },
+      "write TensorBoard event files in the run folder"));
   f.push_back(float_field(
       "conf", "run", [](auto& c) -> auto& { return c.run.conf; }, closed(0, 1),
       "validation: keep detections with score > conf (reference val value 0.001)"));

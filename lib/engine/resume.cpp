@@ -82,7 +82,7 @@ core::TrainConfig resume_config(const std::filesystem::path& resume,
                                 const std::vector<std::string>& overrides) {
   const std::filesystem::path checkpoint = resume_checkpoint_path(resume);
   static const std::vector<std::string> allowed = {
-      "device",      "workers",  "val",   "val_batches",     "plots",
+      "device",      "workers",  "val",   "val_batches",     "plots", "tensorboard",
       "save_period", "patience", "cache", "cudnn_benchmark", "resume"};
   const Checkpoint ckpt = load_checkpoint(checkpoint);
   std::vector<std::string> kept;

@@ -30,6 +30,7 @@
 #include "engine/results_log.h"
 #include "engine/results_plot.h"
 #include "engine/run_state.h"
+#include "engine/tensorboard_log.h"
 #include "engine/train_step.h"
 #include "engine/training_context.h"
 #include "model/model_name.h"
@@ -124,6 +125,9 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
   layout.train_loss.assign(ctx.columns.loss_names.size(), 0.0);
   layout.learning_rates.assign(ctx.optimizer->groups().size(), 0.0);
   ResultsLog results(result.run_dir / "results.csv", layout.header(), start_epoch);
+  std::optional<TensorBoardLog> tensorboard;  // the same rows as events, plus the pictures
+  if (main_rank && config.run.tensorboard) tensorboard.emplace(result.run_dir);
+  std::vector<std::filesystem::path> previews;  // written this epoch, sent with its events
   ProgressLine progress(epochs, nb, config.data.imgsz, options.interactive, ctx.columns.loss_names);
   int non_finite_recoveries = 0;  // consecutive, reset by a good epoch (the reference's rule)
   int64_t last_saved_epoch = folder.resume ? folder.resume->epoch : -1;  // what last.ckpt holds
@@ -142,8 +146,8 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
       if (options.inject_non_finite && options.inject_non_finite(epoch, i)) step.poison_next_loss();
       step.run(*batch, ni);
       if (main_rank && config.run.plots && epoch == start_epoch && i < 3 && start_epoch == 0) {
-        task.save_batch_preview(*batch, ctx.dataset.names,
-                                result.run_dir / fmt::format("train_batch{}.jpg", i));
+        previews.push_back(result.run_dir / fmt::format("train_batch{}.jpg", i));
+        task.save_batch_preview(*batch, ctx.dataset.names, previews.back());
       }
       ++i;
       if (progress.due()) {
@@ -197,6 +201,11 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
       results.append(record.row());
       if (config.run.plots)
         plot_results(results.columns(), results.rows(), result.run_dir / "results.png");
+      if (tensorboard) {
+        tensorboard->epoch(record, seconds_since(epoch_start));
+        for (const auto& file : previews) tensorboard->image(file.stem().string(), file, epoch + 1);
+      }
+      previews.clear();
       save_checkpoints(make_checkpoint(ctx, step, epoch, result.best_fitness, result.best_epoch),
                        *eval_model, weights_dir, improved, config.run.save_period);
       last_saved_epoch = epoch;
@@ -216,6 +225,10 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
     }
   }
   result.seconds = seconds_since(run_start);
+  const auto results_png = result.run_dir / "results.png";
+  if (tensorboard && config.run.plots && std::filesystem::exists(results_png)) {
+    tensorboard->image("results", results_png, last_saved_epoch + 1);
+  }
   if (main_rank) {
     spdlog::info("{} epochs completed in {}; best fitness {:.4f} at epoch {}",
                  result.epochs_completed, format_duration(result.seconds), result.best_fitness,

@@ -75,6 +75,7 @@ TEST_CASE("run and data defaults equal the reference (sections 3.3, 3.4, 6)") {
   CHECK(c.run.project.empty());
   CHECK(c.run.val == true);
   CHECK(c.run.plots == true);
+  CHECK(c.run.tensorboard == true);
   CHECK_FALSE(c.run.task.has_value());  // from the model name (core/task.h)
 }
 

@@ -1,8 +1,16 @@
 // The CLI end to end: `trainer synth`, `trainer fit` and `trainer val` (predictions.json checked
-// by pycocotools when it is installed).
+// by pycocotools when it is installed, the TensorBoard events by TensorBoard's reader).
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "test_support.h"
 
@@ -105,4 +113,87 @@ TEST_CASE("cli: trainer val on coco8 writes predictions.json that pycocotools ac
                           predictions.string(),
                       &out) == 0);
   CHECK(out.find("PYCOCOTOOLS_OK") != std::string::npos);
+}
+
+TEST_CASE("cli: a fit's TensorBoard events hold every results.csv value, read by TensorBoard") {
+  std::string out;
+  if (run_command("'" + venv_python() + "' -c 'import tensorboard'", &out) != 0) {
+    TRAINER_SKIP("tensorboard not installed in the venv (scripts/setup.sh installs it)");
+  }
+  trainer::test::TempDir dir;
+  const auto data = dir.path() / "shapes";
+  REQUIRE(run_command(trainer_binary() + " -q synth " + data.string() +
+                          " --train 8 --val 4 --size 96 --max-objects 2",
+                      &out) == 0);
+  REQUIRE(run_command(trainer_binary() + " -q fit data=" + (data / "synthetic.yaml").string() +
+                          " model=yolo26t imgsz=96 batch=4 nbs=4 workers=1 precision=fp32 "
+                          "device=cpu epochs=2 name=fit project=" +
+                          dir.path().string(),
+                      &out) == 0);
+  const auto run = dir.path() / "fit";
+  int event_files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(run)) {
+    event_files += entry.path().filename().string().rfind("events.out.tfevents.", 0) == 0;
+  }
+  CHECK(event_files == 1);
+  REQUIRE(
+      run_command("'" + venv_python() + "' '" TRAINER_TENSORBOARD_SCRIPT "' '" + run.string() + "'",
+                  &out) == 0);
+  // What TensorBoard read: (tag, step) -> value, and the images' (tag, step).
+  std::map<std::pair<std::string, int64_t>, float> scalars;
+  std::set<std::pair<std::string, int64_t>> images;
+  std::istringstream lines(out);
+  std::string kind;
+  while (lines >> kind) {
+    int64_t step = 0;
+    std::string tag;
+    if (kind == "scalar") {
+      std::string hex;
+      lines >> step >> hex >> tag;
+      const auto bits = static_cast<uint32_t>(std::stoul(hex, nullptr, 16));
+      float value = 0;
+      std::memcpy(&value, &bits, sizeof value);
+      scalars[{tag, step}] = value;
+    } else {
+      REQUIRE_MESSAGE(kind == "image", out);
+      int height = 0, width = 0;
+      size_t size = 0;
+      lines >> step >> height >> width >> size >> tag;
+      CHECK(height > 0);
+      CHECK(width > 0);
+      CHECK(size > 0);
+      images.insert({tag, step});
+    }
+  }
+  // Every non-NaN results.csv cell but the epoch, at step = epoch; the csv keeps 6 digits.
+  std::istringstream csv(trainer::test::read_text(run / "results.csv"));
+  std::string line;
+  REQUIRE(std::getline(csv, line));
+  std::vector<std::string> columns;
+  std::istringstream header(line);
+  for (std::string c; std::getline(header, c, ',');) columns.push_back(c);
+  size_t expected = 0;
+  int rows = 0;
+  while (std::getline(csv, line)) {
+    std::istringstream row(line);
+    std::vector<double> values;
+    for (std::string v; std::getline(row, v, ',');) values.push_back(std::stod(v));
+    REQUIRE(values.size() == columns.size());
+    const auto step = static_cast<int64_t>(values[0]);
+    for (size_t c = 1; c < columns.size(); ++c) {
+      if (std::isnan(values[c])) continue;
+      CAPTURE(columns[c]);
+      CAPTURE(step);
+      REQUIRE(scalars.count({columns[c], step}) == 1);
+      CHECK(scalars.at({columns[c], step}) == doctest::Approx(values[c]).epsilon(1e-5));
+      ++expected;
+    }
+    CHECK(scalars.count({"time/epoch", step}) == 1);
+    ++expected;
+    ++rows;
+  }
+  CHECK(rows == 2);
+  CHECK(scalars.size() == expected);
+  CHECK(images.count({"train_batch0", 1}) == 1);
+  CHECK(images.count({"results", 2}) == 1);
 }
