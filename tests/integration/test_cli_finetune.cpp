@@ -1,6 +1,6 @@
 // Fine-tuning through the CLI: weights trained on the synthetic shapes seed a model for a dataset
 // with more classes (model=RUN/weights/last.pt), transferring all but the class layers; the first
-// epoch's training loss is then lower than from scratch with the same seed. resume= on a .pt
+// epoch's training loss is then lower than from scratch (mean of two seeds). resume= on a .pt
 // continues from the .ckpt beside it.
 #include <doctest/doctest.h>
 
@@ -61,39 +61,51 @@ TEST_CASE("cli: fine-tuning weights on a dataset with more classes transfers and
   trainer::test::write_text(more, yaml);
   const std::string common =
       " model=yolo26t imgsz=96 batch=4 nbs=4 workers=1 precision=fp32 device=cpu plots=false "
-      "val_batches=1 seed=3 project=" +
+      "val_batches=1 project=" +
       dir.path().string();
+  // Enough pretraining for the box branch to have learned something (12 s here).
   REQUIRE(run_command(trainer_binary() + " fit" + common +
-                          " data=" + (data / "synthetic.yaml").string() + " epochs=6 name=pre",
+                          " data=" + (data / "synthetic.yaml").string() +
+                          " epochs=40 optimizer=AdamW lr0=0.005 warmup_epochs=1 seed=3 name=pre",
                       &out) == 0);
   const auto weights = dir.path() / "pre" / "weights" / "last.pt";
   REQUIRE(std::filesystem::exists(weights));
 
+  // The first epoch's training loss, from scratch and fine-tuned, at two seeds (one epoch of 4
+  // batches is noisy; fp32 on the CPU is deterministic, so these runs repeat exactly).
   const std::string tune = common + " data=" + more.string() + " epochs=1 warmup_epochs=0";
-  REQUIRE(run_command(trainer_binary() + " fit" + tune + " name=scratch", &out) == 0);
-  CHECK(out.find("Transferred") == std::string::npos);
-  REQUIRE(run_command(
-              trainer_binary() + " fit" + tune + " name=tuned freeze=2 model=" + weights.string(),
-              &out) == 0);
-  CAPTURE(out);
-  CHECK(out.find("model: yolo26t from " + weights.string()) != std::string::npos);
-  std::smatch m;
-  REQUIRE(std::regex_search(
-      out, m, std::regex(R"(Transferred (\d+)/(\d+) items from pretrained weights)")));
-  const int transferred = std::stoi(m[1]);
-  const int total = std::stoi(m[2]);
-  CHECK(transferred < total);           // the class layers differ (nc + 2 classes)
-  CHECK(transferred > total * 9 / 10);  // everything else came over
-  CHECK(out.find("freeze: layers [0, 1]") != std::string::npos);
-  const double scratch = first_epoch_train_loss(dir.path() / "scratch" / "results.csv");
-  const double tuned = first_epoch_train_loss(dir.path() / "tuned" / "results.csv");
+  double scratch = 0, tuned = 0;
+  for (const std::string seed : {"3", "4"}) {
+    REQUIRE(run_command(trainer_binary() + " fit" + tune + " seed=" + seed + " name=scratch" + seed,
+                        &out) == 0);
+    CHECK(out.find("Transferred") == std::string::npos);
+    REQUIRE(run_command(trainer_binary() + " fit" + tune + " seed=" + seed + " name=tuned" + seed +
+                            " model=" + weights.string(),
+                        &out) == 0);
+    CAPTURE(out);
+    CHECK(out.find("model: yolo26t from " + weights.string()) != std::string::npos);
+    std::smatch m;
+    REQUIRE(std::regex_search(
+        out, m, std::regex(R"(Transferred (\d+)/(\d+) items from pretrained weights)")));
+    const int transferred = std::stoi(m[1]);
+    const int total = std::stoi(m[2]);
+    CHECK(transferred < total);           // the class layers differ (nc + 2 classes)
+    CHECK(transferred > total * 9 / 10);  // everything else came over
+    scratch += first_epoch_train_loss(dir.path() / ("scratch" + seed) / "results.csv") / 2;
+    tuned += first_epoch_train_loss(dir.path() / ("tuned" + seed) / "results.csv") / 2;
+  }
   CAPTURE(scratch);
   CAPTURE(tuned);
-  CHECK(tuned < scratch);
+  CHECK(tuned < scratch);  // measured: 7.43 against 7.88
+
+  REQUIRE(run_command(trainer_binary() + " fit" + tune +
+                          " seed=3 name=frozen freeze=2 model=" + weights.string(),
+                      &out) == 0);
+  CHECK(out.find("freeze: layers [0, 1]") != std::string::npos);
 
   // resume= names the exported weights: the checkpoint beside them is used (and says so).
   run_command(
-      trainer_binary() + " fit resume=" + (dir.path() / "tuned" / "weights" / "last.pt").string(),
+      trainer_binary() + " fit resume=" + (dir.path() / "frozen" / "weights" / "last.pt").string(),
       &out);
   CHECK(out.find("resuming from the checkpoint beside it") != std::string::npos);
 }
