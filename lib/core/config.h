@@ -36,6 +36,7 @@ struct ModelConfig {
   std::string pretrained = "true";
   // Layers to freeze: "" none, "N" model.0..N-1, "[i, j, ...]" those layer indices.
   std::string freeze;
+  double dropout = 0.0;  // the reference's classify-head dropout: refused above 0 for our tasks
 };
 
 struct DataConfig {
@@ -44,6 +45,10 @@ struct DataConfig {
   int64_t batch = 16;
   int64_t workers = 8;  // capped at run time by the cores available (see the loader)
   CacheMode cache = CacheMode::kNone;
+  bool single_cls = false;  // every class becomes class 0 "item" (both splits)
+  std::string classes;      // "" all, "N" or "[i, j]": train and validate on those classes only
+  double fraction = 1.0;    // training images used: a ratio in (0, 1], or a count above 1
+  bool rect = false;        // rectangular training batches (sorted by aspect, no shuffle/mosaic)
 };
 
 struct ScheduleConfig {
@@ -55,6 +60,7 @@ struct ScheduleConfig {
   double warmup_bias_lr = 0.1;
   bool cos_lr = false;
   double lrf = 0.01;
+  double time = 0.0;  // hours; > 0 overrides epochs (engine/time_budget.h)
 };
 
 struct OptimConfig {
@@ -89,6 +95,7 @@ struct LossConfig {
 };
 
 struct AugmentConfig {
+  double multi_scale = 0.0;  // batch size drawn from imgsz * [1 - f, 1 + f] (engine/multi_scale.h)
   double hsv_h = 0.015;
   double hsv_s = 0.7;
   double hsv_v = 0.4;
@@ -119,6 +126,7 @@ struct RunConfig {
   bool val = true;
   bool plots = true;
   bool tensorboard = true;       // events.out.tfevents.* in the run folder (ours)
+  bool save_json = false;        // fit: predictions.json of the final validation
   double conf = 0.001;           // validation confidence threshold
   double iou = 0.7;              // validation NMS IoU
   int64_t max_det = 300;         // validation detections per image

@@ -38,6 +38,16 @@ std::string shown(const YAML::Node& node) {
 
 [[noreturn]] void fail_value(const FieldSpec& field, const YAML::Node& node,
                              const SourceLocation& where) {
+  if (node.IsScalar()) {
+    std::string value = node.Scalar();
+    std::transform(value.begin(), value.end(), value.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    for (const auto& [refused, why] : field.refused_values) {
+      if (value == refused) {
+        throw ConfigError(where, "key '" + field.key + "': " + refused + " " + why);
+      }
+    }
+  }
   throw ConfigError(
       where, "key '" + field.key + "' expects " + field.expectation() + ", got " + shown(node));
 }
@@ -119,6 +129,9 @@ FieldValue parse_value(const FieldSpec& field, const YAML::Node& node, const Sou
       return *i;
     }
     case FieldType::kFloat: {
+      if (field.float_from_bool && !as_double(node)) {
+        if (auto b = as_bool(node)) return (*field.float_from_bool)[*b ? 1 : 0];
+      }
       auto d = as_double(node);
       if (!d || (field.range && !field.range->contains(*d))) fail_value(field, node, where);
       return *d;

@@ -138,6 +138,9 @@ std::vector<FieldSpec> build_fields() {
     freeze.int_or_int_list = true;
     f.push_back(std::move(freeze));
   }
+  f.push_back(float_field(
+      "dropout", "model", [](auto& c) -> auto& { return c.model.dropout; }, half_open(0, 1),
+      "classification-head dropout (reference, classify only): must stay 0 for detect and pose"));
   // data
   f.push_back(string_field(
       "data", "data", [](auto& c) -> auto& { return c.data.data; },
@@ -158,8 +161,28 @@ std::vector<FieldSpec> build_fields() {
         "image cache: ram keeps resized images in memory");
     cache.yaml_true_choice = "ram";
     cache.yaml_false_choice = "none";
+    cache.refused_values = {
+        {"disk",
+         "is not supported yet (resized images stored beside the dataset); use cache: ram, "
+         "or false to decode every epoch"}};
     f.push_back(std::move(cache));
   }
+  f.push_back(bool_field(
+      "single_cls", "data", [](auto& c) -> auto& { return c.data.single_cls; },
+      "train and validate as one class 'item' (every label becomes class 0)"));
+  {
+    auto classes = string_field(
+        "classes", "data", [](auto& c) -> auto& { return c.data.classes; },
+        "train and validate on these class ids only: N or [i, j] (null = all)");
+    classes.int_or_int_list = true;
+    f.push_back(std::move(classes));
+  }
+  f.push_back(float_field(
+      "fraction", "data", [](auto& c) -> auto& { return c.data.fraction; }, open_closed(0, 1e12),
+      "training images used: a ratio in (0, 1] or a whole number of images"));
+  f.push_back(bool_field(
+      "rect", "data", [](auto& c) -> auto& { return c.data.rect; },
+      "rectangular training batches (sorted by aspect ratio; no shuffle, no mosaic)"));
   // optimizer
   {
     std::vector<std::pair<std::string, optim::OptimizerKind>> kinds;
@@ -232,6 +255,9 @@ std::vector<FieldSpec> build_fields() {
   f.push_back(float_field(
       "warmup_bias_lr", "schedule", [](auto& c) -> auto& { return c.schedule.warmup_bias_lr; },
       closed(0, 10), "bias-group lr at the start of warmup"));
+  f.push_back(float_field(
+      "time", "schedule", [](auto& c) -> auto& { return c.schedule.time; }, closed(0, 1e6),
+      "hours to train (0 or null = off); overrides epochs, re-estimated after every epoch"));
   f.push_back(bool_field(
       "cos_lr", "schedule", [](auto& c) -> auto& { return c.schedule.cos_lr; },
       "cosine instead of linear lr decay"));
@@ -299,6 +325,13 @@ std::vector<FieldSpec> build_fields() {
   f.push_back(float_field(
       "fliplr", "augment", [](auto& c) -> auto& { return c.augment.fliplr; }, closed(0, 1),
       "horizontal flip probability"));
+  {
+    auto multi_scale = float_field(
+        "multi_scale", "augment", [](auto& c) -> auto& { return c.augment.multi_scale; },
+        half_open(0, 1), "each batch at a random size in imgsz * [1 - f, 1 + f] (0 = off)");
+    multi_scale.float_from_bool = std::array<double, 2>{0.0, 0.5};  // 8.3's bool meant +-50%
+    f.push_back(std::move(multi_scale));
+  }
   f.push_back(float_field(
       "mosaic", "augment", [](auto& c) -> auto& { return c.augment.mosaic; }, closed(0, 1),
       "mosaic probability"));
@@ -356,6 +389,9 @@ std::vector<FieldSpec> build_fields() {
   f.push_back(bool_field(
       "val", "run", [](auto& c) -> auto& { return c.run.val; }, "validate every epoch"));
   f.push_back(bool_field(
+      "save_json", "run", [](auto& c) -> auto& { return c.run.save_json; },
+      "fit: write the final validation's predictions.json (COCO results) to the run folder"));
+  f.push_back(bool_field(
       "plots", "run", [](auto& c) -> auto& { return c.run.plots; }, "write pictures"));
   f.push_back(bool_field(
       "tensorboard", "run", [](auto& c) -> auto& { return c.run.tensorboard; },
@@ -395,20 +431,13 @@ std::vector<FieldSpec> build_fields() {
 // Keys of the reference default.yaml that we accept for args.yaml compatibility but do not use.
 constexpr std::string_view kReferenceOnlyKeys[] = {
     "mode",
-    "time",
     "save",
     "verbose",
-    "single_cls",
-    "rect",
-    "fraction",
     "profile",
-    "multi_scale",
     "compile",
     "overlap_mask",
     "mask_ratio",
-    "dropout",
     "split",
-    "save_json",
     "half",
     "dnn",
     "source",
@@ -417,7 +446,6 @@ constexpr std::string_view kReferenceOnlyKeys[] = {
     "visualize",
     "augment",
     "agnostic_nms",
-    "classes",
     "retina_masks",
     "embed",
     "show",

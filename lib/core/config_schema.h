@@ -4,6 +4,7 @@
 // new key is added in exactly one place and can never be printed but not loaded (or the reverse).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -45,6 +46,10 @@ struct FieldSpec {
   // unquoted like `raw_yaml`.
   bool int_or_int_list = false;
   bool raw_yaml = false;  // kString: true/false written unquoted (`pretrained: true`, a YAML bool)
+  // kFloat: the values a YAML false / true stand for (`multi_scale`, a bool before 8.4).
+  std::optional<std::array<double, 2>> float_from_bool;
+  // Values refused with a reason rather than the generic "expects ..." (lower-case value, why).
+  std::vector<std::pair<std::string, std::string>> refused_values;
   bool alias = false;  // an alternative spelling of another field: loaded, never printed or written
   // What a YAML null sets when the default is not one fixed value (`task`: from the model name);
   // without it a null sets the default config's value.
