@@ -2,11 +2,13 @@
 #include "engine/resume.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 
 #include "core/config_loader.h"
+#include "core/config_schema.h"
 #include "core/error.h"
 #include "core/run_dir.h"
 
@@ -54,7 +56,7 @@ core::TrainConfig load_fit_config(const std::filesystem::path& file,
   for (const auto& o : overrides) {
     if (o.rfind("resume=", 0) == 0) resume = o.substr(7);
   }
-  if (names_a_checkpoint(resume)) return resume_config(resume, overrides);
+  if (names_a_checkpoint(resume)) return resume_config(resume, overrides, file);
   const auto loaded = core::load_config(file, overrides);
   for (const auto& note : loaded.notes) {
     spdlog::info("{}: {}", note.where.describe(), note.message);
@@ -78,26 +80,55 @@ std::filesystem::path resume_checkpoint_path(const std::filesystem::path& resume
   return checkpoint;
 }
 
-core::TrainConfig resume_config(const std::filesystem::path& resume,
-                                const std::vector<std::string>& overrides) {
-  const std::filesystem::path checkpoint = resume_checkpoint_path(resume);
-  static const std::vector<std::string> allowed = {
+const std::vector<std::string>& changeable_on_resume() {
+  static const std::vector<std::string> keys = {
       "device",      "workers",  "val",   "val_batches",     "plots", "tensorboard",
       "save_period", "patience", "cache", "cudnn_benchmark", "resume"};
+  return keys;
+}
+
+core::TrainConfig resume_config(const std::filesystem::path& resume,
+                                const std::vector<std::string>& overrides,
+                                const std::filesystem::path& file) {
+  const std::filesystem::path checkpoint = resume_checkpoint_path(resume);
+  const auto& changeable = changeable_on_resume();
+  const auto is_changeable = [&](const std::string& key) {
+    return std::find(changeable.begin(), changeable.end(), key) != changeable.end();
+  };
   const Checkpoint ckpt = load_checkpoint(checkpoint);
-  std::vector<std::string> kept;
+  std::vector<std::string> kept, others;
   for (const auto& o : overrides) {
     const std::string key = o.substr(0, o.find('='));
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      throw core::ConfigError(fmt::format(
-          "{}: cannot be changed when resuming (a resumed run continues the checkpoint's config; "
-          "changeable: device, workers, val, val_batches, plots, save_period, patience, cache)",
-          key));
-    }
-    if (key != "resume") kept.push_back(o);
+    if (key == "resume") continue;
+    (is_changeable(key) ? kept : others).push_back(o);
   }
   auto loaded =
       core::load_config_text(ckpt.config_yaml, checkpoint.string(), checkpoint.parent_path(), kept);
+  // What the command line asks for: the config file it names (the original command line) or the
+  // checkpoint's own config, with every other override. Only real changes are refused.
+  const core::TrainConfig asked =
+      file.empty() ? core::load_config_text(ckpt.config_yaml, checkpoint.string(),
+                                            checkpoint.parent_path(), others)
+                         .config
+                   : core::load_config(file, others).config;
+  std::vector<std::string> changes;
+  for (const auto& field : core::config_fields()) {
+    if (field.alias || is_changeable(field.key)) continue;
+    const auto before = field.get(loaded.config);
+    const auto after = field.get(asked);
+    if (before == after) continue;
+    changes.push_back(
+        fmt::format("{}: cannot be changed when resuming (the checkpoint has {}, the "
+                    "command line asks for {})",
+                    field.key, core::format_value(before), core::format_value(after)));
+  }
+  if (!changes.empty()) {
+    throw core::ConfigError(fmt::format(
+        "{}\na resumed run continues the checkpoint's config; changeable: {}; to train with other "
+        "values start a new run (fine-tune from its weights with model={})",
+        fmt::join(changes, "\n"), fmt::join(changeable.begin(), changeable.end() - 1, ", "),
+        checkpoint.string()));
+  }
   loaded.config.run.resume = std::filesystem::absolute(checkpoint).string();
   return loaded.config;
 }

@@ -26,12 +26,18 @@ core::TrainConfig load_fit_config(const std::filesystem::path& file,
 // .ckpt beside it, logging so. Throws core::InputError for a .pt without one.
 std::filesystem::path resume_checkpoint_path(const std::filesystem::path& resume);
 
+// The keys a resumed run may change (the run's environment, not what it trains): device, workers,
+// val, val_batches, plots, tensorboard, save_period, patience, cache, cudnn_benchmark, resume.
+const std::vector<std::string>& changeable_on_resume();
+
 // The config of a resumed run (`checkpoint` may be a .pt, see resume_checkpoint_path): the
-// checkpoint's own, with the `overrides` that may change on resume
-// (device, workers, val, val_batches, plots, save_period, patience, cache, cudnn_benchmark)
-// applied; any other override is an error naming it. `resume` is set to `checkpoint`.
+// checkpoint's own, with the changeable `overrides` applied. Every other key the command line
+// gives (the config `file` when not empty, i.e. the original command line re-run with resume=,
+// and the other overrides) must equal the checkpoint's value: a real change is an error naming
+// the key, the checkpoint's value and the new one. `resume` is set to `checkpoint`.
 core::TrainConfig resume_config(const std::filesystem::path& checkpoint,
-                                const std::vector<std::string>& overrides);
+                                const std::vector<std::string>& overrides,
+                                const std::filesystem::path& file = {});
 
 // Where a run writes, and the checkpoint it continues from (none for a new run).
 struct RunFolder {

@@ -173,8 +173,21 @@ TEST_CASE("fit: resume refuses config changes that would break exactness") {
   config.run.val = false;
   const auto run = engine::fit(config);
   CHECK_THROWS_WITH_AS(engine::resume_config(run.run_dir / "weights" / "last.ckpt", {"lr0=0.1"}),
-                       doctest::Contains("lr0: cannot be changed when resuming"),
+                       doctest::Contains("lr0: cannot be changed when resuming (the checkpoint "
+                                         "has 0.01, the command line asks for 0.1)"),
                        core::ConfigError);
+  // The original command line with resume= added: values equal to the checkpoint's are accepted
+  // (project and name included), changeable keys change.
+  const auto same = engine::resume_config(
+      run.run_dir / "weights" / "last.ckpt",
+      {"lr0=0.01", "project=" + dir.path().string(), "name=r", "epochs=2", "workers=0"});
+  CHECK(same.optim.lr0 == doctest::Approx(0.01));
+  CHECK(same.data.workers == 0);
+  CHECK_THROWS_WITH_AS(
+      engine::resume_config(run.run_dir / "weights" / "last.ckpt", {"name=other", "epochs=3"}),
+      doctest::Contains("epochs: cannot be changed when resuming (the checkpoint has 2, the "
+                        "command line asks for 3)"),
+      core::ConfigError);
   // The run is complete: resuming it is an error that says so.
   auto finished = engine::resume_config(run.run_dir / "weights" / "last.ckpt", {});
   CHECK_THROWS_WITH_AS(engine::fit(finished), doctest::Contains("already finished"),
