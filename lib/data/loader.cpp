@@ -44,8 +44,8 @@ Loader::Loader(const DatasetIndex& dataset, LoaderOptions options)
     aug.flipud = 0.0;
   }
   if (options_.augment && options_.rect) {
-    spdlog::warn("rect batches are for validation; augmented training ignores rect");
-    options_.rect = false;
+    spdlog::warn("rect training: batches in aspect-ratio order (shuffle is off), no mosaic");
+    options_.shuffle = false;
   }
   if (options_.cache_ram) {
     auto cache =
@@ -56,7 +56,7 @@ Loader::Loader(const DatasetIndex& dataset, LoaderOptions options)
                                        static_cast<size_t>(workers_ + options_.prefetch + 2));
   order_.resize(dataset_.items.size());
   std::iota(order_.begin(), order_.end(), 0);
-  if (!options_.augment && options_.rect) {
+  if (options_.rect) {
     std::vector<std::array<int, 2>> sizes;
     for (const auto& item : dataset_.items) sizes.push_back({item.height, item.width});
     order_ =
@@ -255,7 +255,7 @@ Batch Loader::build_batch(int64_t b) const {
     indices[k] = permutation_[positions[k]];
   }
   int out_h = imgsz, out_w = imgsz;
-  if (!options_.augment && options_.rect) {
+  if (options_.rect) {
     double lo = 1e300, hi = 0;
     for (int64_t i : indices) {
       const double ar = double(dataset_.items[i].height) / dataset_.items[i].width;
@@ -271,7 +271,10 @@ Batch Loader::build_batch(int64_t b) const {
   std::vector<float> points;  // pose: (x, y, v) per keypoint, normalised, in the rows' order
   const augment::FetchSample fetch = [&](int64_t i) { return fetch_or_replace(i, nullptr); };
   const int64_t window = partner_window();
-  augment::TrainRecipe recipe{imgsz, options_.augment_settings, mosaic_, dataset_.flip_idx};
+  augment::TrainRecipe recipe{imgsz, options_.augment_settings, mosaic_ && !options_.rect,
+                              dataset_.flip_idx};
+  recipe.out_height = out_h;  // rect training: the batch's own shape
+  recipe.out_width = out_w;
   for (int64_t k = 0; k < count; ++k) {
     int64_t index = indices[k];
     Sample sample;

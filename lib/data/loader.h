@@ -6,9 +6,11 @@
 // available); next() hands batches out in order. Every random draw comes from (seed, epoch,
 // dataset index), and mosaic partners from a window of the epoch permutation, so the batches of a
 // run are the same with 0, 1 or 8 workers and after a resume.
-// Train (augment=true): shuffled each epoch, the train recipe (augment/pipeline.h). Validation
-// (augment=false): dataset order, or with rect=true sorted by aspect ratio and letterboxed to each
-// batch's rect shape (pad 0.5, stride 32); Batch::geometry maps outputs back to original pixels.
+// Train (augment=true): shuffled each epoch, the train recipe (augment/pipeline.h); with rect=true
+// (the reference's rect training) in aspect-ratio order, unshuffled, each batch warped to its rect
+// shape (rect_pad 0), without mosaic. Validation (augment=false): dataset order, or with rect=true
+// sorted by aspect ratio and letterboxed to each batch's rect shape (rect_pad 0.5, stride 32);
+// Batch::geometry maps outputs back to original pixels.
 // Sharding: rank r of world_size takes every world_size-th sample of the permutation (padded by
 // wrapping so every rank has the same count). Threads: workers are capped at the cores available,
 // and OpenCV runs single-threaded inside them, so a 2-core machine is not oversubscribed.
@@ -49,8 +51,8 @@ struct LoaderOptions {
   bool show_progress = true;
   core::AugmentConfig augment_settings;
   int stride = 32;
-  double rect_pad = 0.5;
-  int prefetch = 2;  // batches queued beyond one per worker
+  double rect_pad = 0.5;  // rect shapes: ceil(side * imgsz / stride + pad) * stride
+  int prefetch = 2;       // batches queued beyond one per worker
   int rank = 0;
   int world_size = 1;
 };

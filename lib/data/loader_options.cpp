@@ -11,8 +11,11 @@ LoaderOptions train_loader_options(const core::TrainConfig& config, int rank, in
   o.batch = static_cast<int>(config.data.batch);
   o.workers = static_cast<int>(config.data.workers);
   o.augment = true;
-  o.rect = false;
-  o.shuffle = true;
+  // rect training (the reference's rect=True): batches sorted by aspect ratio in a fixed order,
+  // each warped to its own shape (no padding), mosaic and mixup off.
+  o.rect = config.data.rect;
+  o.rect_pad = 0.0;
+  o.shuffle = !config.data.rect;
   o.seed = static_cast<uint64_t>(config.run.seed);
   o.cache_ram = config.data.cache == core::CacheMode::kRam;
   o.augment_settings = config.augment;
@@ -28,6 +31,7 @@ LoaderOptions val_loader_options(const core::TrainConfig& config, bool standalon
   o.batch = static_cast<int>(config.data.batch) * (standalone ? 1 : 2);
   o.augment = false;
   o.rect = true;
+  o.rect_pad = 0.5;
   o.shuffle = false;
   return o;
 }
@@ -36,9 +40,10 @@ bool pins_memory(const core::TrainConfig& config) {
   return core::parse_device(config.run.device).kind != core::DeviceSpelling::Kind::kCpu;
 }
 
-bool mosaic_enabled(const core::TrainConfig& config, int epoch) {
+bool mosaic_enabled(const core::TrainConfig& config, int epoch, int64_t epochs) {
+  if (config.data.rect) return false;  // rect batches and mosaic exclude each other
   const int64_t close = config.schedule.close_mosaic;
-  const int64_t start = config.schedule.epochs - close;
+  const int64_t start = (epochs > 0 ? epochs : config.schedule.epochs) - close;
   return !(close > 0 && epoch >= start);  // 8.4.190: epochs < close_mosaic means no mosaic at all
 }
 

@@ -3,6 +3,7 @@
 // Why: the trainer, `trainer data preview` and the benchmark must build the same loaders from the
 // same config. Reference values: training batches of `batch` with the augment keys; validation
 // batches of 2 * batch, rect, no augmentation; workers capped by the loader at the cores present.
+// Training with rect: batches sorted by aspect ratio, no shuffle, no mosaic (as the reference).
 // close_mosaic: mosaic (and mixup) stop at epoch `epochs - close_mosaic` (0-based) and stay off;
 // 0 never closes, and, as in the reference, a close_mosaic above `epochs` never matches an epoch.
 #pragma once
@@ -23,6 +24,8 @@ LoaderOptions val_loader_options(const core::TrainConfig& config, bool standalon
 // loader still pins only where CUDA is available).
 bool pins_memory(const core::TrainConfig& config);
 
-bool mosaic_enabled(const core::TrainConfig& config, int epoch);
+// `epochs`: the run's current epoch count when `time` re-estimates it (<= 0: config's epochs).
+// Always false for rect training.
+bool mosaic_enabled(const core::TrainConfig& config, int epoch, int64_t epochs = 0);
 
 }  // namespace trainer::data

@@ -343,6 +343,61 @@ TEST_CASE("close_mosaic: mosaic is off once epoch >= epochs - close_mosaic (8.4.
   CHECK_FALSE(mosaic_enabled(c, 1));
   c.schedule.close_mosaic = 0;  // 0 never closes it
   CHECK(mosaic_enabled(c, 1));
+  // `time` re-estimates the epochs: close_mosaic counts back from that number.
+  c.schedule.epochs = 20;
+  c.schedule.close_mosaic = 10;
+  CHECK_FALSE(mosaic_enabled(c, 12));
+  CHECK(mosaic_enabled(c, 12, 30));
+  CHECK_FALSE(mosaic_enabled(c, 20, 30));
+  c.data.rect = true;  // rect training never uses mosaic
+  CHECK_FALSE(mosaic_enabled(c, 0));
+}
+
+TEST_CASE("loader: rect training batches in aspect order, each warped to its unpadded shape") {
+  TempDir dir;
+  DatasetIndex index;
+  index.names = {"a"};
+  const std::vector<std::array<int, 2>> sizes = {{200, 100}, {100, 200}, {100, 100}};  // h, w
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    ImageLabels item;
+    item.image = dir / ("t" + std::to_string(i) + ".png");
+    trainer::test::write_image(item.image, trainer::test::pattern_image(sizes[i][0], sizes[i][1]));
+    item.height = sizes[i][0];
+    item.width = sizes[i][1];
+    item.classes = {0};
+    item.boxes = {{0.5f, 0.5f, 0.5f, 0.5f}};
+    index.items.push_back(item);
+  }
+  trainer::core::TrainConfig config;
+  config.data.imgsz = 64;
+  config.data.batch = 2;
+  config.data.workers = 1;
+  config.data.rect = true;
+  config.run.device = "cpu";
+  LoaderOptions o = train_loader_options(config);
+  o.show_progress = false;
+  CHECK(o.rect);
+  CHECK_FALSE(o.shuffle);
+  CHECK(o.rect_pad == 0.0);
+  Loader loader(index, o);
+  // mosaic=true is asked for but rect keeps it off. Sorted by h/w: 0.5 (1), 1 (2) | 2 (0).
+  // Shapes with pad 0: [1, 1] * 64 -> 64x64; h/w 2 -> (64, ceil(0.5 * 64 / 32) * 32) = 64x32.
+  const auto e0 = epoch(loader, 0, true);
+  const auto e1 = epoch(loader, 1, true);
+  REQUIRE(e0.size() == 2);
+  CHECK(e0[0].dataset_indices == std::vector<int64_t>{1, 2});
+  CHECK(e0[1].dataset_indices == std::vector<int64_t>{0});
+  CHECK(e0[0].images.sizes() == torch::IntArrayRef({2, 3, 64, 64}));
+  CHECK(e0[1].images.sizes() == torch::IntArrayRef({1, 3, 64, 32}));
+  REQUIRE(e1.size() == 2);
+  CHECK(e1[0].dataset_indices == e0[0].dataset_indices);  // no shuffle between epochs
+  CHECK(e1[1].dataset_indices == e0[1].dataset_indices);
+  for (const auto& b : e0) {
+    if (b.labels.size(0) == 0) continue;
+    const auto xywh = b.labels.slice(1, 2, 6);
+    CHECK(xywh.min().item<float>() >= 0.0f);
+    CHECK(xywh.max().item<float>() <= 1.0f);
+  }
 }
 
 TEST_CASE("loader: an image that became unreadable is replaced in its batch, logged once") {

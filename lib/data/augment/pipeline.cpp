@@ -26,7 +26,9 @@ Sample mosaic_and_affine(int64_t index, const FetchSample& fetch, const PickPart
   // No mosaic: the image (long side s) goes straight into the warp, which centres it (C) and
   // translates it (T) into the s x s canvas, as 8.4.190 does: with an odd padding that is a
   // half-pixel shift, not a whole-pixel letterbox.
-  return random_perspective_to(fetch(index), s, s, params, rng);
+  const int out_w = recipe.out_width > 0 ? recipe.out_width : s;
+  const int out_h = recipe.out_height > 0 ? recipe.out_height : s;
+  return random_perspective_to(fetch(index), out_w, out_h, params, rng);
 }
 
 }  // namespace

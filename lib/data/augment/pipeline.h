@@ -29,6 +29,9 @@ struct TrainRecipe {
   core::AugmentConfig augment;
   bool mosaic_on = true;        // false after close_mosaic (also turns mixup off)
   std::vector<int> flip_idx{};  // pose: the keypoint permutation applied after a flip
+  // Output size without mosaic (rect training: the batch's shape); 0 = imgsz.
+  int out_height = 0;
+  int out_width = 0;
 };
 
 Sample train_sample(int64_t index, const FetchSample& fetch, const PickPartner& pick,
