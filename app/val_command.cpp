@@ -16,6 +16,7 @@
 #include "engine/device.h"
 #include "engine/memory_format.h"
 #include "engine/model_source.h"
+#include "engine/run_dataset.h"
 #include "engine/task.h"
 #include "engine/validator.h"
 #include "eval/coco_eval.h"
@@ -51,9 +52,10 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
             const auto device = engine::resolve_device(config.run.device);
             if (config.run.deterministic) engine::ensure_cublas_workspace_config();
             engine::use_device(device);
-            const auto spec = data::load_dataset_yaml(config.data.data);
-            auto val_set =
-                std::make_shared<data::DatasetIndex>(data::load_split(spec, data::Split::kVal));
+            const auto yaml_spec = data::load_dataset_yaml(config.data.data);
+            auto val_set = std::make_shared<data::DatasetIndex>(
+                engine::load_run_split(config, yaml_spec, data::Split::kVal));
+            const auto spec = engine::run_dataset_spec(config, yaml_spec);
             auto model = task->build_model(engine::resolve_model_source(config).name, spec);
             if (weights.empty() && engine::is_weights_file(config.model.model)) {
               weights = config.model.model;  // model=RUN/weights/best.pt: its own weights

@@ -17,7 +17,8 @@ class ProgressLine {
   ProgressLine(int64_t epochs, int64_t batches_per_epoch, int64_t imgsz, bool interactive,
                std::vector<std::string> loss_names);
 
-  void start_epoch(int64_t epoch);  // 0-based
+  void start_epoch(int64_t epoch);                       // 0-based
+  void set_epochs(int64_t epochs) { epochs_ = epochs; }  // `time` re-estimated the run
   // Whether a redraw is due (rate-limited); callers then fetch the values and call update().
   bool due() const;
   void update(int64_t batch_done, const std::vector<double>& losses, int64_t instances);

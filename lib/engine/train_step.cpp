@@ -10,6 +10,7 @@
 #include "core/autocast_guard.h"
 #include "engine/device.h"
 #include "engine/memory_format.h"
+#include "engine/multi_scale.h"
 #include "engine/training_context.h"
 #include "optim/clip.h"
 
@@ -40,6 +41,13 @@ void TrainStep::apply_schedule(int64_t ni, int64_t /*epoch*/) {
 void TrainStep::run(const data::Batch& batch, int64_t ni, StageClock* clock) {
   auto images = data::images_to_device(batch.images, ctx_.device, torch::kFloat,
                                        model_memory_format(ctx_.config, ctx_.device));
+  if (const double f = ctx_.config.augment.multi_scale; f > 0.0) {
+    const auto stride = static_cast<int64_t>(ctx_.model->strides().back());
+    const auto range = multi_scale_range(ctx_.config.data.imgsz, f, stride);
+    images = apply_multi_scale(
+        images, draw_multi_scale_size(range, static_cast<uint64_t>(ctx_.config.run.seed), ni),
+        stride);
+  }
   // The labels stay on the host: the loss checks and packs them there (no device read) and sends
   // the packed targets over.
   const auto& labels = batch.labels;

@@ -31,6 +31,7 @@
 #include "engine/results_plot.h"
 #include "engine/run_state.h"
 #include "engine/tensorboard_log.h"
+#include "engine/time_budget.h"
 #include "engine/train_step.h"
 #include "engine/training_context.h"
 #include "model/model_name.h"
@@ -112,7 +113,9 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
   const auto eval_state = named_state(*eval_model);
 
   TrainStep step(ctx);
-  const int64_t epochs = config.schedule.epochs;
+  int64_t epochs = config.schedule.epochs;  // `time` re-estimates it after every epoch
+  const TimeBudget budget(config.schedule.time);
+  bool out_of_time = false;
   const int64_t nb = ctx.batches_per_epoch();
   int64_t start_epoch = 0;
   if (folder.resume) {
@@ -136,7 +139,7 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
     // --- train one epoch: loader -> step (schedule, forward+loss, backward, clip, optim, EMA)
     const auto epoch_start = std::chrono::steady_clock::now();
     ctx.train_loader->start_epoch(static_cast<int>(epoch),
-                                  data::mosaic_enabled(config, static_cast<int>(epoch)));
+                                  data::mosaic_enabled(config, static_cast<int>(epoch), epochs));
     step.reset_epoch();
     progress.start_epoch(epoch);
     int64_t i = 0;
@@ -145,6 +148,10 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
       step.apply_schedule(ni, epoch);
       if (options.inject_non_finite && options.inject_non_finite(epoch, i)) step.poison_next_loss();
       step.run(*batch, ni);
+      // `time`: stop at the first optimizer step past the budget (the reference's rule).
+      if (budget.exhausted(seconds_since(run_start)) && step.last_opt_step() == ni) {
+        out_of_time = true;
+      }
       if (main_rank && config.run.plots && epoch == start_epoch && i < 3 && start_epoch == 0) {
         previews.push_back(result.run_dir / fmt::format("train_batch{}.jpg", i));
         task.save_batch_preview(*batch, ctx.dataset.names, previews.back());
@@ -153,6 +160,7 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
       if (progress.due()) {
         progress.update(i, to_vector(step.mean_loss_items()), step.last_instances());
       }
+      if (out_of_time) break;
     }
     const std::vector<double> losses = to_vector(step.mean_loss_items());
     progress.finish(losses, step.last_instances());
@@ -170,10 +178,11 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
 
     // --- validation on a copy of the EMA weights (the shadow is never touched)
     ctx.ema->copy_to(eval_state);
-    const bool final_epoch = epoch + 1 == epochs;
+    const bool final_epoch = epoch + 1 >= epochs || out_of_time;
     std::optional<ValidationResult> val;
     if (config.run.val || final_epoch) {
       auto vo = ValidationOptions::from_config(config);
+      vo.keep_detections = config.run.save_json && final_epoch;
       val = validator.run(*eval_model, ctx.criterion.get(), vo);
       if (main_rank) {
         spdlog::info(
@@ -211,9 +220,28 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
       last_saved_epoch = epoch;
     }
     ++result.epochs_completed;
+    if (val && final_epoch && main_rank && config.run.save_json) {
+      task.write_predictions(*val, result.run_dir / "predictions.json");
+      spdlog::info("save_json: {}", (result.run_dir / "predictions.json").string());
+    }
     if (val) result.last_validation = std::move(val);
     spdlog::info("epoch {}/{} done in {}", epoch + 1, epochs,
                  format_duration(seconds_since(epoch_start)));
+    if (out_of_time) {
+      spdlog::info("time: the {:g} h budget is used up after {} epochs", config.schedule.time,
+                   epoch + 1);
+      break;
+    }
+    if (budget.active()) {  // the schedule follows the epochs the budget holds
+      epochs = budget.epochs_for(seconds_since(run_start), result.epochs_completed);
+      ctx.schedule.epochs = epochs;
+      progress.set_epochs(epochs);
+      if (epoch + 1 >= epochs) {
+        spdlog::info("time: {} epochs fit in the {:g} h budget; done", epochs,
+                     config.schedule.time);
+        break;
+      }
+    }
 
     // --- early stopping (the reference's EarlyStopping: no improvement for `patience` epochs)
     if (config.schedule.patience > 0 && epoch - result.best_epoch >= config.schedule.patience &&

@@ -5,11 +5,13 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "core/error.h"
 #include "data/loader_options.h"
 #include "engine/device.h"
 #include "engine/freeze.h"
 #include "engine/memory_format.h"
 #include "engine/model_source.h"
+#include "engine/run_dataset.h"
 #include "model/model_name.h"
 #include "model/weights_io.h"
 #include "model/weights_transfer.h"
@@ -76,13 +78,20 @@ TrainingContext build_training_context(const core::TrainConfig& config,
   use_device(ctx.device);                                      // before the loader pins memory
   if (ctx.device.is_cuda()) set_cudnn_benchmark(config.run.cudnn_benchmark);
 
-  ctx.dataset = data::load_dataset_yaml(config.data.data);
+  if (config.model.dropout > 0.0) {
+    throw core::ConfigError(fmt::format(
+        "dropout: {:g} applies to classification heads only (the reference uses it for classify "
+        "models); detect and pose models have no dropout layer: leave it at 0",
+        config.model.dropout));
+  }
+  const data::DatasetSpec yaml_spec = data::load_dataset_yaml(config.data.data);
   ctx.train_set =
-      std::make_shared<data::DatasetIndex>(data::load_split(ctx.dataset, data::Split::kTrain));
+      std::make_shared<data::DatasetIndex>(load_run_split(config, yaml_spec, data::Split::kTrain));
   if (options.need_val) {
     ctx.val_set =
-        std::make_shared<data::DatasetIndex>(data::load_split(ctx.dataset, data::Split::kVal));
+        std::make_shared<data::DatasetIndex>(load_run_split(config, yaml_spec, data::Split::kVal));
   }
+  ctx.dataset = run_dataset_spec(config, yaml_spec);
   auto loader_options = data::train_loader_options(config, options.rank, options.world_size);
   loader_options.show_progress = options.show_progress;
   ctx.train_loader = std::make_unique<data::Loader>(*ctx.train_set, loader_options);

@@ -15,6 +15,7 @@
 #include "data/loader_options.h"
 #include "engine/device.h"
 #include "engine/memory_format.h"
+#include "engine/run_dataset.h"
 #include "eval/keypoint_similarity.h"
 #include "loss/keypoint_sigmas.h"
 #include "model/postprocess.h"
@@ -93,7 +94,11 @@ Validator::Validator(std::shared_ptr<const data::DatasetIndex> val_set,
   // Category ids: a json dataset keeps its own ids; 80 classes use the COCO 91-id map; otherwise
   // class + 1 (COCO ids start at 1).
   std::optional<data::CocoFile> json;
-  if (spec.val_json) json = data::read_coco_json(spec.root / *spec.val_json);
+  // Under classes/single_cls the json holds other labels than the ones scored: ground truth from
+  // the selected labels instead.
+  if (spec.val_json && !selects_labels(config)) {
+    json = data::read_coco_json(spec.root / *spec.val_json);
+  }
   if (json) {
     const auto map = data::coco_class_map(*json, nc);
     const int64_t known = static_cast<int64_t>(map.ids.size());
@@ -132,6 +137,19 @@ Validator::Validator(std::shared_ptr<const data::DatasetIndex> val_set,
     // The original annotations (segmentation areas, crowd regions) restricted to usable images.
     ground_truth_.source = json->source;
     ground_truth_.categories = json->categories;
+    // Classes the json has no category for get theirs here, without ground truth: their
+    // detections then count as pycocotools counts those of any category without ground truth
+    // (not at all), instead of being refused as unknown ids.
+    const std::set<int64_t> json_ids = [&] {
+      std::set<int64_t> ids;
+      for (const auto& category : json->categories) ids.insert(category.id);
+      return ids;
+    }();
+    for (int c = 0; c < nc; ++c) {
+      if (!json_ids.count(category_ids_[c])) {
+        ground_truth_.categories.push_back({category_ids_[c], val_set_->names[c], ""});
+      }
+    }
     for (const auto& image : json->images) {
       if (seen.count(image.id)) ground_truth_.images.push_back(image);
     }

@@ -1,0 +1,39 @@
+// See run_dataset.h.
+#include "engine/run_dataset.h"
+
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include "data/label_selection.h"
+
+namespace trainer::engine {
+
+bool selects_labels(const core::TrainConfig& config) {
+  return config.data.single_cls || !config.data.classes.empty();
+}
+
+data::DatasetSpec run_dataset_spec(const core::TrainConfig& config, const data::DatasetSpec& spec) {
+  data::DatasetSpec out = spec;
+  out.names = data::selected_names(spec.names, config.data.single_cls);
+  return out;
+}
+
+data::DatasetIndex load_run_split(const core::TrainConfig& config, const data::DatasetSpec& spec,
+                                  data::Split split) {
+  data::LabelSelection selection;
+  selection.classes = data::parse_class_list(config.data.classes, spec.nc());
+  selection.single_cls = config.data.single_cls;
+  data::DatasetIndex index = data::load_split(spec, split);
+  if (split == data::Split::kTrain) data::take_fraction(index, config.data.fraction);
+  if (selects_labels(config)) {
+    data::select_labels(index, selection);
+    spdlog::info("{}: {}{}{} boxes kept", data::split_name(split),
+                 selection.classes.empty()
+                     ? std::string()
+                     : fmt::format("classes [{}], ", fmt::join(selection.classes, ", ")),
+                 selection.single_cls ? "single class 'item', " : "", index.stats.boxes);
+  }
+  return index;
+}
+
+}  // namespace trainer::engine
