@@ -27,6 +27,7 @@ Command register_bench_command(CLI::App& app, const GlobalOptions& global);
 Command register_synth_command(CLI::App& app, const GlobalOptions& global);
 Command register_fit_command(CLI::App& app, const GlobalOptions& global);
 Command register_val_command(CLI::App& app, const GlobalOptions& global);
+Command register_predict_command(CLI::App& app, const GlobalOptions& global);
 
 // `trainer --version`: prints the version report.
 void print_version_report();

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   const std::vector<app::Command> commands = {
       app::register_fit_command(cli, global),
       app::register_val_command(cli, global),
+      app::register_predict_command(cli, global),
       app::register_config_command(cli, global),
       app::register_info_command(cli, global),
       app::register_data_command(cli, global),

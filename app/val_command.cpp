@@ -20,6 +20,7 @@
 #include "engine/task.h"
 #include "engine/validator.h"
 #include "eval/coco_eval.h"
+#include "model/fuse.h"
 #include "model/model_name.h"
 
 namespace trainer::app {
@@ -66,11 +67,16 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
               spdlog::warn("no weights=PATH given: scoring a freshly initialised model");
             }
             model->to(device);
-            engine::apply_memory_format(*model, engine::model_memory_format(config, device));
-            engine::Validator validator(val_set, spec, config, device, /*standalone=*/true);
             auto vo = engine::ValidationOptions::from_config(config);
             vo.keep_detections = true;
-            const auto result = validator.run(*model, nullptr, vo);
+            // As the reference does before validating: BN folded into the convs and only the
+            // head branch the postprocess decodes, on a copy (no val loss here).
+            auto fused = model::fused_copy(*model);
+            model::keep_decoded_branch(*fused, vo.predict.use_one2many);
+            model = nullptr;  // only the fused copy stays in memory
+            engine::apply_memory_format(*fused, engine::model_memory_format(config, device));
+            engine::Validator validator(val_set, spec, config, device, /*standalone=*/true);
+            const auto result = validator.run(*fused, nullptr, vo);
             const auto run_dir = core::create_run_dir(config.run);
             task->write_predictions(result, run_dir / "predictions.json");
             std::cout << task->validation_table(result, spec.names, opts->per_class);

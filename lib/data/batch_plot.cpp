@@ -1,6 +1,7 @@
 // Batch tiling and box drawing; see batch_plot.h.
 #include "data/batch_plot.h"
 
+#include "data/draw.h"
 #include "data/image_codec.h"
 
 #include <opencv2/imgproc.hpp>
@@ -10,48 +11,6 @@
 #include <stdexcept>
 
 namespace trainer::data {
-namespace {
-
-cv::Scalar class_colour(int c) {
-  // The reference's palette (Ultralytics Colors), as BGR.
-  static const char* kHex[] = {"042AFF", "0BDBEB", "F3F3F3", "00DFB7", "111F68", "FF6FDD", "FF444F",
-                               "CCED00", "00F344", "BD00FF", "00B4FF", "DD00BA", "00FFFF", "26C000",
-                               "01FFB3", "7D24FF", "7B0068", "FF1B6C", "FC6D2F", "A2FF0B"};
-  const std::string hex = kHex[c % 20];
-  const int r = std::stoi(hex.substr(0, 2), nullptr, 16);
-  const int g = std::stoi(hex.substr(2, 2), nullptr, 16);
-  const int b = std::stoi(hex.substr(4, 2), nullptr, 16);
-  return cv::Scalar(b, g, r);
-}
-
-// COCO's 17-point skeleton (0-based pairs): drawn when a dataset has 17 keypoints.
-constexpr int kCocoSkeleton[][2] = {
-    {15, 13}, {13, 11}, {16, 14}, {14, 12}, {11, 12}, {5, 11}, {6, 12}, {5, 6}, {5, 7}, {6, 8},
-    {7, 9},   {8, 10},  {1, 2},   {0, 1},   {0, 2},   {1, 3},  {2, 4},  {3, 5}, {4, 6}};
-
-// The visible keypoints of one label row as dots (coloured by point index), joined by the COCO
-// skeleton when there are 17; invisible points (v = 0) are not drawn.
-void draw_keypoints(cv::Mat& canvas, const float* points, int count, cv::Point origin, int tw,
-                    int th) {
-  const auto at = [&](int k) {
-    return cv::Point(origin.x + static_cast<int>(points[3 * k] * tw),
-                     origin.y + static_cast<int>(points[3 * k + 1] * th));
-  };
-  const auto visible = [&](int k) { return points[3 * k + 2] > 0.0f; };
-  const int radius = std::max(2, std::min(tw, th) / 160);
-  if (count == 17) {
-    for (const auto& bone : kCocoSkeleton) {
-      if (visible(bone[0]) && visible(bone[1])) {
-        cv::line(canvas, at(bone[0]), at(bone[1]), class_colour(bone[0] + 3), 1, cv::LINE_AA);
-      }
-    }
-  }
-  for (int k = 0; k < count; ++k) {
-    if (visible(k)) cv::circle(canvas, at(k), radius, class_colour(k + 3), cv::FILLED, cv::LINE_AA);
-  }
-}
-
-}  // namespace
 
 cv::Mat plot_batch(const Batch& batch, const std::vector<std::string>& names, int max_images,
                    int max_size) {
@@ -90,20 +49,12 @@ cv::Mat plot_batch(const Batch& batch, const std::vector<std::string>& names, in
       const double bw = rows[r][4] * tw, bh = rows[r][5] * th;
       const cv::Point p1(x0 + static_cast<int>(cx - bw / 2), y0 + static_cast<int>(cy - bh / 2));
       const cv::Point p2(x0 + static_cast<int>(cx + bw / 2), y0 + static_cast<int>(cy + bh / 2));
-      const cv::Scalar colour = class_colour(cls);
-      cv::rectangle(canvas, p1, p2, colour, 2, cv::LINE_AA);
       const std::string label =
           cls >= 0 && cls < static_cast<int>(names.size()) ? names[cls] : std::to_string(cls);
-      int baseline = 0;
-      const cv::Size text = cv::getTextSize(label, cv::FONT_HERSHEY_SIMPLEX, font, 1, &baseline);
-      const cv::Point t1(p1.x, std::max(y0, p1.y - text.height - 4));
-      cv::rectangle(canvas, t1, cv::Point(t1.x + text.width + 2, t1.y + text.height + 4), colour,
-                    cv::FILLED);
-      cv::putText(canvas, label, cv::Point(t1.x + 1, t1.y + text.height + 1),
-                  cv::FONT_HERSHEY_SIMPLEX, font, cv::Scalar(255, 255, 255), 1, cv::LINE_AA);
+      draw_labelled_box(canvas, p1, p2, label, class_colour(cls), 2, font, y0);
       if (has_keypoints) {
         draw_keypoints(canvas, keypoints[r].data_ptr<float>(), static_cast<int>(keypoints.size(1)),
-                       cv::Point(x0, y0), tw, th);
+                       cv::Point(x0, y0), tw, th, std::max(2, std::min(tw, th) / 160));
       }
     }
   }

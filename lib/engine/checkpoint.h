@@ -58,6 +58,10 @@ std::vector<std::pair<std::string, at::Tensor>> ema_weights(const Checkpoint& ch
 void load_weights_or_checkpoint(model::DetectionModelImpl& model,
                                 const std::filesystem::path& path);
 
+// Loads a checkpoint's EMA weights (already read from `path`) into `model`.
+void load_checkpoint_weights(model::DetectionModelImpl& model, const Checkpoint& checkpoint,
+                             const std::filesystem::path& path);
+
 // Writes atomically (temporary file, fsync, rename). Throws std::runtime_error on I/O errors; the
 // previous file under `path` is then untouched.
 void save_checkpoint(const Checkpoint& checkpoint, const std::filesystem::path& path);

@@ -15,11 +15,15 @@ std::vector<std::pair<std::string, at::Tensor>> ema_weights(const Checkpoint& ch
 void load_weights_or_checkpoint(model::DetectionModelImpl& model,
                                 const std::filesystem::path& path) {
   if (path.extension() == ".ckpt") {
-    model::load_weights(model, ema_weights(load_checkpoint(path)),
-                        path.string() + " (EMA weights)");
+    load_checkpoint_weights(model, load_checkpoint(path), path);
     return;
   }
   model::load_weights(model, path);
+}
+
+void load_checkpoint_weights(model::DetectionModelImpl& model, const Checkpoint& checkpoint,
+                             const std::filesystem::path& path) {
+  model::load_weights(model, ema_weights(checkpoint), path.string() + " (EMA weights)");
 }
 
 }  // namespace trainer::engine

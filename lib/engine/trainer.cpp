@@ -34,6 +34,7 @@
 #include "engine/time_budget.h"
 #include "engine/train_step.h"
 #include "engine/training_context.h"
+#include "model/fuse.h"
 #include "model/model_name.h"
 #include "model/weights_io.h"
 
@@ -183,7 +184,11 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
     if (config.run.val || final_epoch) {
       auto vo = ValidationOptions::from_config(config);
       vo.keep_detections = config.run.save_json && final_epoch;
-      val = validator.run(*eval_model, ctx.criterion.get(), vo);
+      // Scored on a BN-folded copy of the EMA weights, as the reference validates a fused model;
+      // eval_model keeps its BatchNorms for the .pt export.
+      auto fused = model::fused_copy(*eval_model);
+      apply_memory_format(*fused, model_memory_format(config, ctx.device));
+      val = validator.run(*fused, ctx.criterion.get(), vo);
       if (main_rank) {
         spdlog::info(
             "validation (EMA weights, {} images):\n{}", val->images,

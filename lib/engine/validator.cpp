@@ -42,6 +42,36 @@ class ModeGuard {
   bool was_training_;
 };
 
+// Images per forward on the CPU (measured on coco128 at 640, batch 16, 2 cores: 1 -> 49 ms an
+// image and 843 MB peak RSS, 2 -> 48 ms / 879 MB, 4 -> 57 ms / 1.17 GB, 16 -> 86 ms / 1.54 GB).
+constexpr int64_t kCpuForwardChunk = 2;
+
+// The forward of `images` in slices of `chunk` images (0: all at once), the outputs joined back
+// into one batch. On the CPU a batch of 16 at 640 px moves ~1 GB of activations through memory
+// the caches cannot hold; slices of a few images give the same outputs (every layer is per image
+// in eval mode) faster and with a fraction of the peak memory.
+model::DetectOutput forward_in_chunks(model::DetectionModelImpl& model, const at::Tensor& images,
+                                      int64_t chunk) {
+  if (chunk <= 0 || images.size(0) <= chunk) return model.forward_train(images);
+  std::vector<model::DetectOutput> parts;
+  for (int64_t start = 0; start < images.size(0); start += chunk) {
+    parts.push_back(model.forward_train(images.slice(0, start, start + chunk)));
+  }
+  using Field = std::vector<at::Tensor> model::DetectOutput::*;
+  model::DetectOutput out;
+  for (Field field : {&model::DetectOutput::one2many, &model::DetectOutput::one2one,
+                      &model::DetectOutput::one2many_kpts, &model::DetectOutput::one2one_kpts,
+                      &model::DetectOutput::one2many_sigma, &model::DetectOutput::one2one_sigma}) {
+    const size_t levels = (parts[0].*field).size();
+    for (size_t level = 0; level < levels; ++level) {
+      std::vector<at::Tensor> slices;
+      for (const auto& part : parts) slices.push_back((part.*field)[level]);
+      (out.*field).push_back(torch::cat(slices, 0));
+    }
+  }
+  return out;
+}
+
 std::array<float, 4> to_pixels_xyxy(const data::NormBox& b, int width, int height) {
   const float cx = b[0] * width, cy = b[1] * height, w = b[2] * width, h = b[3] * height;
   return {cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2};
@@ -274,7 +304,7 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
     model::DetectOutput raw;
     {
       core::AutocastGuard autocast(device_.type(), at::kBFloat16, bf16);
-      raw = model.forward_train(images);
+      raw = forward_in_chunks(model, images, device_.is_cuda() ? 0 : kCpuForwardChunk);
     }
     synchronize(device_);
     result.inference_ms += elapsed_ms(t0);

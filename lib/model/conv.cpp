@@ -30,10 +30,36 @@ torch::Tensor ConvImpl::forward(const torch::Tensor& x) {
   auto z = conv->forward(x);
   if (FlopCount* count = active_flop_count()) {
     count_conv2d(*conv, z);
-    count->norm_elements += static_cast<double>(z.numel());
+    if (!fused()) count->norm_elements += static_cast<double>(z.numel());
   }
-  auto y = bn->forward(z);
+  auto y = fused() ? z : bn->forward(z);
   return act_ ? torch::silu(y) : y;
+}
+
+void ConvImpl::fuse_batchnorm() {
+  if (fused()) return;
+  torch::NoGradGuard no_grad;
+  // y = gamma (conv(x) - mean) / sqrt(var + eps) + beta = conv'(x) + b', computed in float64 so
+  // the folded weights round once.
+  const auto weight = conv->weight;
+  const auto scale = bn->weight.to(torch::kDouble) /
+                     torch::sqrt(bn->running_var.to(torch::kDouble) + bn->options.eps());
+  const auto bias = bn->bias.to(torch::kDouble) - bn->running_mean.to(torch::kDouble) * scale;
+  const auto& o = conv->options;
+  torch::nn::Conv2d folded(
+      torch::nn::Conv2dOptions(o.in_channels(), o.out_channels(), o.kernel_size())
+          .stride(o.stride())
+          .padding(o.padding())
+          .dilation(o.dilation())
+          .groups(o.groups())
+          .bias(true));
+  folded->to(weight.device(), weight.scalar_type());
+  folded->weight.copy_(weight.to(torch::kDouble) * scale.view({-1, 1, 1, 1}));
+  folded->bias.copy_(bias);
+  folded->train(conv->is_training());
+  conv = replace_module("conv", folded);
+  unregister_module("bn");
+  bn = nullptr;
 }
 
 Conv make_dwconv(int64_t c1, int64_t c2, int64_t k, int64_t s, bool act) {

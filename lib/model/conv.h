@@ -37,6 +37,13 @@ class ConvImpl : public UnaryModule {
   torch::Tensor forward(const torch::Tensor& x) override;
   bool has_activation() const { return act_; }
 
+  // Folds the BatchNorm's running statistics and affine into the convolution (weight scaled per
+  // output channel, a bias added) and removes the BN, as the reference's fuse() does before
+  // inference: the eval-mode output is unchanged up to rounding, one pass over the activations
+  // fewer. Irreversible (training needs the BN): only for an inference copy (model/fuse.h).
+  void fuse_batchnorm();
+  bool fused() const { return bn.is_empty(); }
+
   torch::nn::Conv2d conv{nullptr};
   torch::nn::BatchNorm2d bn{nullptr};
 

@@ -99,13 +99,18 @@ DetectOutput DetectImpl::forward(const std::vector<torch::Tensor>& x) {
   TORCH_CHECK(x.size() == one2many_.box.size(), "Detect: expected ", one2many_.box.size(),
               " levels, got ", x.size());
   DetectOutput out;
-  out.one2many = run_branch(one2many_, x);
-  if (end2end_) {
+  if (runs_one2many()) out.one2many = run_branch(one2many_, x);
+  if (runs_one2one()) {
     std::vector<torch::Tensor> detached;
     for (const auto& xi : x) detached.push_back(xi.detach());
     out.one2one = run_branch(one2one_, detached);
   }
   return out;
+}
+
+void DetectImpl::set_branches(Branches branches) {
+  TORCH_CHECK(end2end_ || branches != Branches::kOne2One, "Detect: no one-to-one branch");
+  branches_ = branches;
 }
 
 namespace {

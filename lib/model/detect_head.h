@@ -57,6 +57,14 @@ class DetectImpl : public torch::nn::Module {
   // Channels decode_output() adds after the class scores (pose: K * ndim).
   virtual int64_t extra_channels() const { return 0; }
 
+  // Which branches forward() runs. Training and the val loss need both (the default); an
+  // inference copy (model/fuse.h) runs only the one its postprocess decodes, as the reference's
+  // Detect.fuse() drops the other. kOne2One needs an end-to-end head.
+  enum class Branches { kBoth, kOne2Many, kOne2One };
+  void set_branches(Branches branches);
+  bool runs_one2many() const { return branches_ != Branches::kOne2One; }
+  bool runs_one2one() const { return end2end_ && branches_ != Branches::kOne2Many; }
+
   int64_t nc() const { return nc_; }
   int64_t reg_max() const { return reg_max_; }
   bool end2end() const { return end2end_; }
@@ -83,6 +91,7 @@ class DetectImpl : public torch::nn::Module {
   Branch one2many_, one2one_;
   Dfl dfl_{nullptr};
   std::vector<double> strides_;
+  Branches branches_ = Branches::kBoth;
 };
 TORCH_MODULE(Detect);
 

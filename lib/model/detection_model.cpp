@@ -96,7 +96,17 @@ DetectOutput DetectionModelImpl::run(const torch::Tensor& images) {
   auto input_of = [&](int f) {
     return f == -1 ? outputs.back() : outputs.at(static_cast<size_t>(f));
   };
+  // Outputs that a later layer names by index (the reference's `save` list); every other one is
+  // dropped as soon as the next layer has consumed it, so an inference forward holds a few
+  // feature maps at a time instead of all of them (under autograd the graph keeps what it needs).
+  std::vector<bool> saved(spec_.layers.size(), false);
+  for (const LayerSpec& l : spec_.layers) {
+    for (int f : l.from) {
+      if (f >= 0) saved.at(static_cast<size_t>(f)) = true;
+    }
+  }
   for (size_t i = 0; i < spec_.layers.size(); ++i) {
+    if (i >= 2 && !saved[i - 2]) outputs[i - 2] = torch::Tensor();  // consumed by layer i - 1
     const LayerSpec& l = spec_.layers[i];
     if (l.kind == LayerKind::kDetect) {
       std::vector<torch::Tensor> feats;

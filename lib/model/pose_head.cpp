@@ -122,8 +122,8 @@ void PoseImpl::run_towers(Towers& towers, const std::vector<torch::Tensor>& x,
 
 DetectOutput PoseImpl::forward(const std::vector<torch::Tensor>& x) {
   DetectOutput out = DetectImpl::forward(x);
-  run_towers(one2many_pose_, x, out.one2many_kpts, out.one2many_sigma);
-  if (end2end()) {
+  if (runs_one2many()) run_towers(one2many_pose_, x, out.one2many_kpts, out.one2many_sigma);
+  if (runs_one2one()) {
     std::vector<torch::Tensor> detached;
     for (const auto& xi : x) detached.push_back(xi.detach());
     run_towers(one2one_pose_, detached, out.one2one_kpts, out.one2one_sigma);

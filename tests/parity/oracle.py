@@ -133,6 +133,25 @@ def cmd_val(out_dir, model_name, weights, data_yaml, imgsz, batch, *overrides):
                                              "map50": float(box.map50), "map50_95": float(box.map)})
 
 
+def cmd_predict(out_dir, model_name, weights, nc, imgsz, conf, *images):
+    """The reference predictor (defaults: LetterBox auto, NMS on the one-to-many head, one label per
+    box) with a trainer weights file on each image alone. Writes OUT_DIR/predict.json:
+    {file: {"shape": [h, w] of the model input, "rows": [[x1, y1, x2, y2, score, class], ...]}}."""
+    from ultralytics import YOLO
+
+    nc = int(nc)
+    yolo = YOLO(f"{model_name[:-1]}n.yaml" if model_name.endswith("t") else f"{model_name}.yaml")
+    yolo.model = reference_model(model_name, nc, weights)
+    yolo.model.names = {i: str(i) for i in range(nc)}
+    out = {}
+    for file in images:
+        result = yolo.predict(source=file, imgsz=int(imgsz), conf=float(conf), device="cpu", save=False,
+                              verbose=False)[0]
+        rows = torch.cat([result.boxes.xyxy, result.boxes.conf[:, None], result.boxes.cls[:, None]], 1)
+        out[file] = rows.tolist()
+    write_json(Path(out_dir) / "predict.json", out)
+
+
 def cmd_schedule(out_dir, data_yaml, *overrides):
     """A short reference training run with callbacks that record, for every batch, each parameter
     group's lr and momentum, the accumulate value and whether the optimizer stepped, and per epoch
@@ -395,7 +414,7 @@ def cmd_pose_loss(out_file, yaml_name, nc, inputs):
 def main():
     assert ultralytics.__version__ == "8.4.190", ultralytics.__version__
     command, *args = sys.argv[1:]
-    {"placement": cmd_placement, "val": cmd_val, "schedule": cmd_schedule, "head": cmd_head,
+    {"placement": cmd_placement, "val": cmd_val, "predict": cmd_predict, "schedule": cmd_schedule, "head": cmd_head,
      "loss": cmd_loss, "optim": cmd_optim, "metric": cmd_metric, "checkpoint": cmd_checkpoint,
      "realnvp": cmd_realnvp, "pose_loss": cmd_pose_loss, "pose_head": cmd_pose_head}[command](*args)
 

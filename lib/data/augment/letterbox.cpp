@@ -37,6 +37,22 @@ LetterboxGeometry letterbox_geometry(int height, int width, int out_height, int 
   return g;
 }
 
+LetterboxGeometry minimal_letterbox_geometry(int height, int width, int size, int stride) {
+  LetterboxGeometry g;
+  g.ratio = std::min(static_cast<double>(size) / height, static_cast<double>(size) / width);
+  g.resized_width = std::max(round_half_even(width * g.ratio), 1);
+  g.resized_height = std::max(round_half_even(height * g.ratio), 1);
+  const int pad_w = ((size - g.resized_width) % stride + stride) % stride;  // Python's modulo
+  const int pad_h = ((size - g.resized_height) % stride + stride) % stride;
+  g.out_width = g.resized_width + pad_w;
+  g.out_height = g.resized_height + pad_h;
+  g.top = round_half_even(pad_h / 2.0 - 0.1);
+  g.bottom = round_half_even(pad_h / 2.0 + 0.1);
+  g.left = round_half_even(pad_w / 2.0 - 0.1);
+  g.right = round_half_even(pad_w / 2.0 + 0.1);
+  return g;
+}
+
 Sample letterbox(const Sample& sample, const LetterboxGeometry& g) {
   Sample out;
   cv::Mat resized = sample.image;

@@ -25,6 +25,11 @@ struct LetterboxGeometry {
 LetterboxGeometry letterbox_geometry(int height, int width, int out_height, int out_width,
                                      bool scaleup);
 
+// The reference predictor's LetterBox(size, auto=True, stride): scaled up or down to fit size x
+// size (each side at least 1 px), then padded only up to the next multiple of `stride` on each
+// axis (the minimum rectangle), split in two as above.
+LetterboxGeometry minimal_letterbox_geometry(int height, int width, int size, int stride);
+
 // Resizes and pads `sample` (boxes scaled by the ratio and shifted by left/top).
 Sample letterbox(const Sample& sample, const LetterboxGeometry& geometry);
 

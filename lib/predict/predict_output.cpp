@@ -1,0 +1,108 @@
+// See predict_output.h.
+#include "predict/predict_output.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+
+#include "data/augment/letterbox.h"
+#include "data/draw.h"
+
+namespace trainer::predict {
+namespace {
+
+std::string class_name(const std::vector<std::string>& names, int cls) {
+  return cls >= 0 && cls < static_cast<int>(names.size()) ? names[cls] : std::to_string(cls);
+}
+
+}  // namespace
+
+int annotation_line_width(int height, int width, int line_width) {
+  if (line_width > 0) return line_width;
+  // sum(im.shape) includes the 3 channels.
+  return std::max(data::augment::round_half_even((height + width + 3) / 2.0 * 0.003), 2);
+}
+
+cv::Mat annotate(const cv::Mat& image, const ImagePrediction& prediction,
+                 const std::vector<std::string>& names, int line_width) {
+  cv::Mat canvas = image.clone();
+  const int lw = annotation_line_width(image.rows, image.cols, line_width);
+  const double font = lw / 3.0;
+  // Lowest score first, so the best boxes end on top.
+  std::vector<const PredictedObject*> order;
+  for (const auto& o : prediction.objects) order.push_back(&o);
+  std::reverse(order.begin(), order.end());
+  for (const PredictedObject* o : order) {
+    const cv::Point p1(static_cast<int>(o->box[0]), static_cast<int>(o->box[1]));
+    const cv::Point p2(static_cast<int>(o->box[2]), static_cast<int>(o->box[3]));
+    const std::string label = fmt::format("{} {:.2f}", class_name(names, o->cls), o->score);
+    data::draw_labelled_box(canvas, p1, p2, label, data::class_colour(o->cls), lw, font);
+  }
+  for (const PredictedObject* o : order) {
+    if (o->keypoints.empty()) continue;
+    data::draw_keypoints(canvas, o->keypoints.data(), static_cast<int>(o->keypoints.size() / 3),
+                         cv::Point(0, 0), 1.0, 1.0, std::max(lw + 2, 3), 0.5f, std::max(lw - 1, 1));
+  }
+  return canvas;
+}
+
+std::string summary(const ImagePrediction& prediction, const std::vector<std::string>& names) {
+  if (prediction.objects.empty()) return "(no detections), ";
+  std::map<int, int> counts;
+  for (const auto& o : prediction.objects) ++counts[o.cls];
+  std::string out;
+  for (const auto& [cls, n] : counts) {
+    out += fmt::format("{} {}{}, ", n, class_name(names, cls), n > 1 ? "s" : "");
+  }
+  return out;
+}
+
+std::string yolo_txt(const ImagePrediction& prediction, int height, int width, bool save_conf) {
+  std::string out;
+  // float32 arithmetic in the reference's order (xyxy2xywh, then / the original size), so %g
+  // prints the same digits.
+  const float w = static_cast<float>(width), h = static_cast<float>(height);
+  for (const auto& o : prediction.objects) {
+    const auto& b = o.box;
+    out += fmt::format("{} {:g} {:g} {:g} {:g}", o.cls, (b[0] + b[2]) / 2.0f / w,
+                       (b[1] + b[3]) / 2.0f / h, (b[2] - b[0]) / w, (b[3] - b[1]) / h);
+    for (size_t k = 0; k + 2 < o.keypoints.size(); k += 3) {
+      out += fmt::format(" {:g} {:g} {:g}", o.keypoints[k] / w, o.keypoints[k + 1] / h,
+                         o.keypoints[k + 2]);
+    }
+    if (save_conf) out += fmt::format(" {:g}", o.score);
+    out += "\n";
+  }
+  return out;
+}
+
+std::vector<eval::Detection> coco_detections(const ImagePrediction& prediction, int64_t image_id,
+                                             const std::vector<int64_t>& category_ids) {
+  std::vector<eval::Detection> out;
+  for (const auto& o : prediction.objects) {
+    eval::Detection d;
+    d.image_id = image_id;
+    d.category_id = o.cls >= 0 && o.cls < static_cast<int>(category_ids.size())
+                        ? category_ids[static_cast<size_t>(o.cls)]
+                        : o.cls + 1;
+    d.bbox_xywh = {o.box[0], o.box[1], o.box[2] - o.box[0], o.box[3] - o.box[1]};
+    d.score = o.score;
+    d.keypoints.assign(o.keypoints.begin(), o.keypoints.end());
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+int64_t image_id_for(const std::filesystem::path& file, int64_t fallback) {
+  const std::string stem = file.stem().string();
+  if (stem.empty() || stem.size() > 18 ||
+      !std::all_of(stem.begin(), stem.end(), [](unsigned char c) { return std::isdigit(c); })) {
+    return fallback;
+  }
+  return std::stoll(stem);
+}
+
+}  // namespace trainer::predict

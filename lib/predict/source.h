@@ -1,0 +1,32 @@
+// What `source=` names, as a sorted list of image and video files (the reference's
+// LoadImagesAndVideos rules).
+//
+// Why: one place decides which files a prediction runs on, before any model is loaded, so a
+// mistyped path or an empty folder stops with a message naming it. Forms: one image or video
+// file; a folder (its images and videos, not recursive, sorted by name); a glob (`dir/*.jpg`,
+// sorted); a .txt list (one path per line, relative to the list's folder when relative, in the
+// list's order, which may name folders or globs too).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace trainer::predict {
+
+enum class SourceKind { kImage, kVideo };
+
+struct SourceFile {
+  std::filesystem::path path{};
+  SourceKind kind{SourceKind::kImage};
+};
+
+// The reference's suffixes (case-insensitive): images bmp dng jpeg jpg mpo png tif tiff webp
+// pfm; videos asf avi gif m4v mkv mov mp4 mpeg mpg ts wmv webm.
+bool has_video_suffix(const std::filesystem::path& file);
+
+// Throws core::InputError naming the path for a missing file or folder, a file that is neither
+// an image nor a video, a glob that matches nothing, or a source with no images or videos.
+std::vector<SourceFile> resolve_source(const std::string& source);
+
+}  // namespace trainer::predict

@@ -1,0 +1,55 @@
+// The reference predictor's text formats by hand: labels/*.txt rows, the console summary, COCO
+// entries, image ids; and that annotation draws on a copy.
+#include <doctest/doctest.h>
+
+#include "predict/predict_output.h"
+
+using namespace trainer;
+using predict::ImagePrediction;
+using predict::PredictedObject;
+
+TEST_CASE("predict output: a YOLO txt row by hand") {
+  ImagePrediction p;
+  // Box (100, 50)-(300, 250) on a 640 x 480 image: centre (200, 150) -> 0.3125, 0.3125;
+  // size 200 x 200 -> 0.3125, 0.416667 (%g: 6 significant digits).
+  p.objects.push_back({{100, 50, 300, 250}, 0.875f, 2, {}});
+  CHECK(predict::yolo_txt(p, 480, 640, false) == "2 0.3125 0.3125 0.3125 0.416667\n");
+  CHECK(predict::yolo_txt(p, 480, 640, true) == "2 0.3125 0.3125 0.3125 0.416667 0.875\n");
+  // Pose: each keypoint as x / W, y / H, confidence.
+  p.objects[0].keypoints = {320, 240, 0.5f, 64, 48, 1.0f};
+  CHECK(predict::yolo_txt(p, 480, 640, false) ==
+        "2 0.3125 0.3125 0.3125 0.416667 0.5 0.5 0.5 0.1 0.1 1\n");
+  CHECK(predict::yolo_txt(ImagePrediction{}, 480, 640, true).empty());
+}
+
+TEST_CASE("predict output: the summary counts classes in id order, plural with s") {
+  const std::vector<std::string> names = {"person", "bicycle", "car", "bus"};
+  ImagePrediction p;
+  CHECK(predict::summary(p, names) == "(no detections), ");
+  for (int cls : {3, 0, 0}) p.objects.push_back({{0, 0, 1, 1}, 0.5f, cls, {}});
+  CHECK(predict::summary(p, names) == "2 persons, 1 bus, ");
+}
+
+TEST_CASE("predict output: COCO entries and image ids") {
+  ImagePrediction p;
+  p.objects.push_back({{10, 20, 40, 60}, 0.75f, 1, {}});
+  const auto d = predict::coco_detections(p, 42, {1, 2, 3});
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].image_id == 42);
+  CHECK(d[0].category_id == 2);
+  CHECK(d[0].bbox_xywh == std::array<double, 4>{10, 20, 30, 40});
+  CHECK(predict::image_id_for("/x/000000000139.jpg", 7) == 139);
+  CHECK(predict::image_id_for("/x/bus.jpg", 7) == 7);
+}
+
+TEST_CASE("predict output: annotation draws on a copy; line width as the reference") {
+  CHECK(predict::annotation_line_width(480, 640, 0) == 2);
+  CHECK(predict::annotation_line_width(1080, 1920, 0) == 5);  // 3003 / 2 * 0.003 = 4.5045
+  CHECK(predict::annotation_line_width(1080, 1920, 7) == 7);
+  cv::Mat image(60, 80, CV_8UC3, cv::Scalar(0, 0, 0));
+  ImagePrediction p;
+  p.objects.push_back({{10, 20, 40, 50}, 0.9f, 0, {}});
+  const cv::Mat out = predict::annotate(image, p, {"thing"}, 0);
+  CHECK(cv::countNonZero(image.reshape(1)) == 0);
+  CHECK(cv::countNonZero(out.reshape(1)) > 0);
+}
