@@ -20,14 +20,10 @@ int main(int argc, char** argv) {
   cli.add_flag("-q,--quiet", global.quiet, "warnings and errors only");
 
   const std::vector<app::Command> commands = {
-      app::register_fit_command(cli, global),
-      app::register_val_command(cli, global),
-      app::register_predict_command(cli, global),
-      app::register_config_command(cli, global),
-      app::register_info_command(cli, global),
-      app::register_data_command(cli, global),
-      app::register_eval_command(cli, global),
-      app::register_bench_command(cli, global),
+      app::register_fit_command(cli, global),     app::register_val_command(cli, global),
+      app::register_predict_command(cli, global), app::register_config_command(cli, global),
+      app::register_info_command(cli, global),    app::register_data_command(cli, global),
+      app::register_eval_command(cli, global),    app::register_bench_command(cli, global),
       app::register_synth_command(cli, global),
   };
 
