@@ -42,6 +42,24 @@ DatasetIndex make_index(const fs::path& dir, int n) {
   return index;
 }
 
+// Three images of aspect h/w 2, 0.5 and 1 (200x100, 100x200, 100x100), one centred box each.
+DatasetIndex three_shapes(const fs::path& dir) {
+  DatasetIndex index;
+  index.names = {"a"};
+  const std::vector<std::array<int, 2>> sizes = {{200, 100}, {100, 200}, {100, 100}};  // h, w
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    ImageLabels item;
+    item.image = dir / ("v" + std::to_string(i) + ".png");
+    trainer::test::write_image(item.image, trainer::test::pattern_image(sizes[i][0], sizes[i][1]));
+    item.height = sizes[i][0];
+    item.width = sizes[i][1];
+    item.classes = {0};
+    item.boxes = {{0.5f, 0.5f, 0.5f, 0.5f}};
+    index.items.push_back(item);
+  }
+  return index;
+}
+
 LoaderOptions train_options(int workers) {
   LoaderOptions o;
   o.imgsz = 64;
@@ -158,19 +176,7 @@ TEST_CASE("loader: close_mosaic letterboxes single images instead") {
 
 TEST_CASE("loader: rect validation batches and their geometry") {
   TempDir dir;
-  DatasetIndex index;
-  index.names = {"a"};
-  const std::vector<std::array<int, 2>> sizes = {{200, 100}, {100, 200}, {100, 100}};  // h, w
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    ImageLabels item;
-    item.image = dir / ("v" + std::to_string(i) + ".png");
-    trainer::test::write_image(item.image, trainer::test::pattern_image(sizes[i][0], sizes[i][1]));
-    item.height = sizes[i][0];
-    item.width = sizes[i][1];
-    item.classes = {0};
-    item.boxes = {{0.5f, 0.5f, 0.5f, 0.5f}};
-    index.items.push_back(item);
-  }
+  const DatasetIndex index = three_shapes(dir.path());
   LoaderOptions o;
   o.imgsz = 64;
   o.batch = 2;
@@ -355,19 +361,7 @@ TEST_CASE("close_mosaic: mosaic is off once epoch >= epochs - close_mosaic (8.4.
 
 TEST_CASE("loader: rect training batches in aspect order, each warped to its unpadded shape") {
   TempDir dir;
-  DatasetIndex index;
-  index.names = {"a"};
-  const std::vector<std::array<int, 2>> sizes = {{200, 100}, {100, 200}, {100, 100}};  // h, w
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    ImageLabels item;
-    item.image = dir / ("t" + std::to_string(i) + ".png");
-    trainer::test::write_image(item.image, trainer::test::pattern_image(sizes[i][0], sizes[i][1]));
-    item.height = sizes[i][0];
-    item.width = sizes[i][1];
-    item.classes = {0};
-    item.boxes = {{0.5f, 0.5f, 0.5f, 0.5f}};
-    index.items.push_back(item);
-  }
+  const DatasetIndex index = three_shapes(dir.path());
   trainer::core::TrainConfig config;
   config.data.imgsz = 64;
   config.data.batch = 2;
