@@ -135,6 +135,10 @@ struct RunConfig {
   std::string resume;            // checkpoint to resume from ("" = start fresh)
   bool cudnn_benchmark = false;  // cuDNN autotuning (CUDA only)
   bool channels_last = false;    // NHWC memory format for the model (CUDA only)
+  // Data-parallel training (several ranks: torchrun or device=0,1,...).
+  std::string dist_backend;     // "" = nccl for CUDA devices, gloo for the CPU
+  double dist_timeout = 10800;  // seconds a collective may wait (the reference's 3 h)
+  bool sync_bn = false;         // BatchNorm statistics over all ranks (the reference: per rank)
 };
 
 struct TrainConfig {

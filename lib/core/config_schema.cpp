@@ -425,6 +425,15 @@ std::vector<FieldSpec> build_fields() {
   f.push_back(bool_field(
       "channels_last", "run", [](auto& c) -> auto& { return c.run.channels_last; },
       "NHWC memory format for the model and batches (CUDA only)"));
+  f.push_back(string_field(
+      "dist_backend", "run", [](auto& c) -> auto& { return c.run.dist_backend; },
+      "data-parallel backend: nccl or gloo (empty = nccl on CUDA devices, gloo on the CPU)"));
+  f.push_back(float_field(
+      "dist_timeout", "run", [](auto& c) -> auto& { return c.run.dist_timeout; }, closed(1, 1e7),
+      "data-parallel: seconds a rank waits for the others before failing"));
+  f.push_back(bool_field(
+      "sync_bn", "run", [](auto& c) -> auto& { return c.run.sync_bn; },
+      "data-parallel: BatchNorm statistics over all ranks (the reference keeps them per rank)"));
   return f;
 }
 

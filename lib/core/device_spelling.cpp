@@ -28,12 +28,59 @@ DeviceSpelling parse_device(const std::string& text) {
       std::all_of(index.begin(), index.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
   if (!digits) {
     throw ConfigError("device: \"" + text +
-                      "\" is not a device (use cpu, 0, 1, cuda, cuda:0 ...; one device per "
-                      "process, several GPUs through torchrun)");
+                      "\" is not a device (use cpu, 0, 1, cuda, cuda:0 ...; several GPUs as a "
+                      "list: 0,1,2,3)");
   }
   out.kind = DeviceSpelling::Kind::kCuda;
   out.index = std::stoi(index);
   return out;
+}
+
+std::vector<std::string> split_device_list(const std::string& text) {
+  std::vector<std::string> out;
+  if (text.find(',') == std::string::npos) {
+    parse_device(text);
+    out.push_back(text);
+    return out;
+  }
+  std::string cur;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || text[i] == ',') {
+      const auto b = cur.find_first_not_of(' ');
+      const auto e = cur.find_last_not_of(' ');
+      const std::string entry = b == std::string::npos ? "" : cur.substr(b, e - b + 1);
+      if (entry.empty()) {
+        throw ConfigError("device: \"" + text + "\" has an empty entry (use 0,1,2 ...)");
+      }
+      parse_device(entry);
+      out.push_back(entry);
+      cur.clear();
+    } else {
+      cur += text[i];
+    }
+  }
+  return out;
+}
+
+std::string device_for_rank(const std::string& text, int local_rank, int local_world_size) {
+  const auto list = split_device_list(text);
+  if (list.size() > 1) {
+    if (static_cast<int>(list.size()) != local_world_size) {
+      throw ConfigError("device: " + text + " lists " + std::to_string(list.size()) +
+                        " devices, but this machine runs " + std::to_string(local_world_size) +
+                        " ranks (LOCAL_WORLD_SIZE): give one device per rank");
+    }
+    return list[static_cast<size_t>(local_rank)];
+  }
+  const DeviceSpelling one = parse_device(text);
+  if (local_world_size <= 1 || one.kind == DeviceSpelling::Kind::kCpu) return text;
+  if (one.kind == DeviceSpelling::Kind::kAuto) return "";  // engine: cuda:LOCAL_RANK when a GPU
+  std::string lower;
+  for (char ch : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (lower == "cuda") return "cuda:" + std::to_string(local_rank);
+  throw ConfigError("device: " + text + " names one GPU, but this machine runs " +
+                    std::to_string(local_world_size) +
+                    " ranks: list one per rank (device=0,1,...) or leave device empty");
 }
 
 }  // namespace trainer::core

@@ -25,11 +25,17 @@ DistEnv read_dist_env() {
   env.rank = int_env("RANK", 0);
   env.world_size = int_env("WORLD_SIZE", 1);
   env.local_rank = int_env("LOCAL_RANK", env.rank);
+  env.local_world_size = int_env("LOCAL_WORLD_SIZE", env.world_size);
   env.master_port = int_env("MASTER_PORT", 0);
   if (const char* addr = std::getenv("MASTER_ADDR")) env.master_addr = addr;
   if (env.world_size < 1 || env.rank >= env.world_size) {
     throw std::runtime_error("RANK=" + std::to_string(env.rank) +
                              " is not below WORLD_SIZE=" + std::to_string(env.world_size));
+  }
+  if (env.local_world_size < 1 || env.local_rank >= env.local_world_size) {
+    throw std::runtime_error(
+        "LOCAL_RANK=" + std::to_string(env.local_rank) +
+        " is not below LOCAL_WORLD_SIZE=" + std::to_string(env.local_world_size));
   }
   return env;
 }

@@ -13,6 +13,7 @@ struct DistEnv {
   int rank = 0;
   int world_size = 1;
   int local_rank = 0;
+  int local_world_size = 1;  // ranks on this machine (LOCAL_WORLD_SIZE)
   std::string master_addr;
   int master_port = 0;
 

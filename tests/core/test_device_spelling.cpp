@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "core/device_spelling.h"
 #include "core/error.h"
@@ -29,4 +30,32 @@ TEST_CASE("device spellings: several devices or other words are errors that name
     CHECK_THROWS_WITH_AS(parse_device(bad), doctest::Contains(quoted.c_str()),
                          trainer::core::ConfigError);
   }
+}
+
+TEST_CASE("device lists: one entry per rank, each a device spelling") {
+  using trainer::core::split_device_list;
+  CHECK(split_device_list("0,1,2") == std::vector<std::string>{"0", "1", "2"});
+  CHECK(split_device_list("cpu, cpu") == std::vector<std::string>{"cpu", "cpu"});
+  CHECK(split_device_list("cuda:1") == std::vector<std::string>{"cuda:1"});
+  CHECK(split_device_list("") == std::vector<std::string>{""});
+  CHECK_THROWS_WITH_AS(split_device_list("0,,1"), doctest::Contains("empty entry"),
+                       trainer::core::ConfigError);
+  CHECK_THROWS_AS(split_device_list("0,gpu"), trainer::core::ConfigError);
+}
+
+TEST_CASE(
+    "device for a rank: the list's entry; auto and cuda follow LOCAL_RANK; one GPU is not "
+    "shared") {
+  using trainer::core::device_for_rank;
+  CHECK(device_for_rank("0,1", 1, 2) == "1");
+  CHECK(device_for_rank("2,3", 0, 2) == "2");
+  CHECK(device_for_rank("cpu,cpu", 1, 2) == "cpu");
+  CHECK(device_for_rank("cpu", 1, 2) == "cpu");
+  CHECK(device_for_rank("", 1, 2).empty());
+  CHECK(device_for_rank("cuda", 1, 2) == "cuda:1");
+  CHECK(device_for_rank("0", 0, 1) == "0");
+  CHECK_THROWS_WITH_AS(device_for_rank("0", 1, 2), doctest::Contains("names one GPU"),
+                       trainer::core::ConfigError);
+  CHECK_THROWS_WITH_AS(device_for_rank("0,1,2", 0, 2), doctest::Contains("lists 3 devices"),
+                       trainer::core::ConfigError);
 }

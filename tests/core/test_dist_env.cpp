@@ -36,3 +36,17 @@ TEST_CASE("torchrun variables: absent means one process, present are read") {
   ::unsetenv("LOCAL_RANK");
   ::unsetenv("MASTER_ADDR");
 }
+
+TEST_CASE("torchrun variables: LOCAL_WORLD_SIZE defaults to WORLD_SIZE and bounds LOCAL_RANK") {
+  ::setenv("RANK", "2", 1);
+  ::setenv("WORLD_SIZE", "4", 1);
+  ::setenv("LOCAL_RANK", "0", 1);
+  ::unsetenv("LOCAL_WORLD_SIZE");
+  CHECK(read_dist_env().local_world_size == 4);
+  ::setenv("LOCAL_WORLD_SIZE", "2", 1);
+  CHECK(read_dist_env().local_world_size == 2);
+  ::setenv("LOCAL_RANK", "2", 1);
+  CHECK_THROWS_WITH(read_dist_env(), "LOCAL_RANK=2 is not below LOCAL_WORLD_SIZE=2");
+  for (const char* name : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"})
+    ::unsetenv(name);
+}
