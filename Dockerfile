@@ -26,7 +26,7 @@ ENV DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build git pkg-config python3 python3-venv \
-      libopencv-dev libyaml-cpp-dev libspdlog-dev libcli11-dev doctest-dev nlohmann-json3-dev \
+      libopencv-dev libopencv-videoio-dev libgloo-dev libyaml-cpp-dev libspdlog-dev libcli11-dev doctest-dev nlohmann-json3-dev \
       libturbojpeg0-dev libpng-dev \
  && rm -rf /var/lib/apt/lists/*
 # LibTorch is the pinned PyPI wheel (CUDA 13.0 build), as in scripts/setup.sh.

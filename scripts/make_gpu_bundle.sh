@@ -50,7 +50,8 @@ case $codecs in
   *) die "--codecs must be turbojpeg or opencv, not '$codecs'" ;;
 esac
 # libopencv-dev holds OpenCV's CMake config; we take its files, not its dependencies (every module).
-CONFIG_ONLY_PACKAGES=(libopencv-dev)
+# libgloo-dev: only its headers are used (c10d's ProcessGroupGloo header; the code is in libtorch).
+CONFIG_ONLY_PACKAGES=(libopencv-dev libgloo-dev)
 # Libraries every machine with a C++ compiler has; never bundled (a bundled libc would not load).
 BASE_SONAMES=" libc.so.6 libm.so.6 libmvec.so.1 libpthread.so.0 libdl.so.2 librt.so.1 libresolv.so.2
   libutil.so.1 ld-linux-x86-64.so.2 libstdc++.so.6 libgcc_s.so.1 "

@@ -21,7 +21,7 @@ TENSORBOARD_VERSION=2.21.0
 TRAINER_CACHE=${TRAINER_CACHE:-$HOME/.cache/trainer}
 VENV=$TRAINER_CACHE/venv
 APT_PACKAGES=(build-essential cmake ninja-build ccache git pkg-config python3 python3-venv
-              libopencv-dev libopencv-videoio-dev libyaml-cpp-dev libspdlog-dev libcli11-dev doctest-dev
+              libopencv-dev libopencv-videoio-dev libgloo-dev libyaml-cpp-dev libspdlog-dev libcli11-dev doctest-dev
               nlohmann-json3-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev)
 # clang 14 and its runtimes (libclang_rt.fuzzer, asan, ubsan live in libclang-rt-14-dev).
 FUZZ_APT_PACKAGES=(clang libclang-rt-14-dev)
