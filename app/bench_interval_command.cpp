@@ -18,6 +18,7 @@
 #include "core/config_writer.h"
 #include "engine/device.h"
 #include "engine/interval.h"
+#include "engine/rank_setup.h"
 
 namespace trainer::app {
 namespace {
@@ -32,14 +33,22 @@ struct IntervalCli {
 int run_bench_interval(const IntervalCli& opts) {
   const auto [file, overrides] = split_config_args(opts.args);
   const core::LoadedConfig loaded = core::load_config(file, overrides);
-  const core::TrainConfig& config = loaded.config;
+  // Under torchrun every rank measures its own intervals (with the gradient all-reduce in
+  // backward); rank 0 reports.
+  const engine::RankSetup ranks = engine::join_ranks(loaded.config);
+  core::TrainConfig config = loaded.config;
+  config.run.device = engine::device_for_rank(loaded.config.run.device, ranks.env.local_rank,
+                                              ranks.group ? ranks.env.local_world_size : 1);
   // The same device the loop will use (the engine resolves the `device` key).
   const std::string device = engine::resolve_device(config.run.device).str();
   spdlog::info("bench interval: {} on {}, {} warm-up + {} measured intervals{}",
                file.empty() ? std::string("(defaults)") : file, device, opts.options.warmup,
                opts.options.measure, opts.no_breakdown ? "" : ", then a breakdown run");
 
-  engine::IntervalOptions timed_options = opts.options;
+  engine::IntervalOptions rank_options = opts.options;
+  rank_options.group = ranks.group;
+  rank_options.local_rank = ranks.env.local_rank;
+  engine::IntervalOptions timed_options = rank_options;
   timed_options.breakdown = false;
   bench::reset_peak_memory(device);
   const engine::IntervalResult timed = engine::measure_intervals(config, timed_options);
@@ -47,14 +56,17 @@ int run_bench_interval(const IntervalCli& opts) {
 
   engine::IntervalResult breakdown;
   if (!opts.no_breakdown) {
-    engine::IntervalOptions breakdown_options = opts.options;
+    engine::IntervalOptions breakdown_options = rank_options;
     breakdown_options.breakdown = true;
     breakdown = engine::measure_intervals(config, breakdown_options);
   }
 
   bench::RunRecord record = bench::collect_run_record(device);
   record.config_yaml = core::config_to_yaml(config);
-  record.counts = {{"warmup", opts.options.warmup}, {"measure", opts.options.measure}};
+  record.counts = {{"warmup", opts.options.warmup},
+                   {"measure", opts.options.measure},
+                   {"world_size", ranks.env.world_size}};
+  if (!ranks.env.is_main()) return 0;
   const bench::Json j = bench::interval_json(timed, opts.no_breakdown ? nullptr : &breakdown,
                                              timed_options, peak, record);
   std::istringstream table(bench::interval_table(j));

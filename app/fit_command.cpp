@@ -1,5 +1,7 @@
 // `trainer fit [CONFIG] [key=value ...]`: trains a model; `resume=RUN/weights/last.ckpt` continues
-// a run exactly where its last checkpoint left it.
+// a run exactly where its last checkpoint left it. Data-parallel: under torchrun (WORLD_SIZE > 1)
+// this process is one rank and joins the group; with a device list (device=0,1 or cpu,cpu) and
+// no torchrun around it, it starts one rank per device itself and waits for them.
 #include <unistd.h>
 
 #include <iostream>
@@ -7,6 +9,9 @@
 
 #include "app/commands.h"
 #include "app/config_args.h"
+#include "core/device_spelling.h"
+#include "dist/local_launcher.h"
+#include "engine/rank_setup.h"
 #include "engine/trainer.h"
 
 namespace trainer::app {
@@ -23,10 +28,22 @@ Command register_fit_command(CLI::App& app, const GlobalOptions& /*global*/) {
   return {cli, [opts] {
             const auto [file, overrides] = split_config_args(opts->args);
             const core::TrainConfig config = engine::load_fit_config(file, overrides);
+            const auto devices = core::split_device_list(config.run.device);
+            if (devices.size() > 1 && !engine::read_launch_env().distributed()) {
+              return dist::launch_local_ranks(dist::own_command_line(),
+                                              static_cast<int>(devices.size()));
+            }
+            const engine::RankSetup ranks = engine::join_ranks(config);
             engine::FitOptions fit_options;
             fit_options.interactive = ::isatty(STDERR_FILENO) != 0;
             fit_options.per_class = opts->per_class;
+            fit_options.group = ranks.group;
+            fit_options.rank = ranks.env.rank;
+            fit_options.world_size = ranks.env.world_size;
+            fit_options.local_rank = ranks.env.local_rank;
+            fit_options.local_world_size = ranks.env.local_world_size;
             const auto result = engine::fit(config, fit_options);
+            if (fit_options.rank != 0) return 0;
             std::cout << "run folder: " << result.run_dir.string() << "\n";
             if (result.last_validation) {
               const auto& m = result.last_validation->metric;

@@ -6,8 +6,23 @@
 #include <vector>
 
 #include "app/commands.h"
+#include "core/dist_env.h"
 #include "core/error.h"
 #include "core/logging.h"
+
+namespace {
+
+// The rank this process runs as under torchrun or trainer's own launcher (0 otherwise, or when
+// the variables are malformed: `trainer fit` reports those itself).
+int launched_rank() {
+  try {
+    return trainer::core::read_dist_env().rank;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace trainer;
@@ -34,7 +49,8 @@ int main(int argc, char** argv) {
   }
   core::init_console_logging(global.quiet     ? core::Verbosity::kQuiet
                              : global.verbose ? core::Verbosity::kVerbose
-                                              : core::Verbosity::kNormal);
+                                              : core::Verbosity::kNormal,
+                             launched_rank());
   try {
     if (show_version) {
       app::print_version_report();

@@ -2,8 +2,9 @@
 # One-script check on a GPU machine: builds trainer with CUDA against that machine's Python torch,
 # runs the CUDA smoke tests (tests/cuda: GPU against CPU, and the host syncs of a training step),
 # `trainer bench interval` on the L4 protocol config (yolo26n, batch 4, 640, BF16) and on the CPU
-# short-fit config, a short `trainer bench fit` and one ABBA of the optimizer schedules, and writes
-# JSON results to an output folder.
+# short-fit config, a short `trainer bench fit` and one ABBA of the optimizer schedules, on a
+# machine with 2+ GPUs a data-parallel step (NCCL: torchrun bench interval, a device=0,1 fit), and
+# writes JSON results to an output folder.
 #
 # Why one script: GPU time is scarce and the machine may have only the CUDA toolkit, CMake, Ninja, a
 # C++ compiler and Python's torch, with no package registry. The other dependencies then come from
@@ -172,8 +173,9 @@ def headline(node, prefix="", acc=None):
         if not isinstance(node, list) or (len(node) <= 10 and not any(isinstance(x, (dict, list)) for x in node)):
             acc[prefix[:-1]] = node
     return acc
-for b in ("bench_interval", "bench_interval_cpu_config", "bench_fit", "bench_abba"):
-    p = os.path.join(out, b + ".json")
+for b in ("bench_interval", "bench_interval_cpu_config", "bench_fit", "bench_abba",
+          "bench_interval_ddp2"):
+    p = os.path.join(out if b != "bench_interval_ddp2" else work, b + ".json")
     if os.path.exists(p):
         try:
             summary[b] = headline(json.load(open(p)))
@@ -400,6 +402,22 @@ if wants bench; then
   fi
   run_bench bench_abba "$(remaining)" abba "$config" "${overrides[@]}" "${count_flags[@]}" \
     --baseline optimizer_impl=scalar --candidate optimizer_impl=padded --pairs "$pairs"
+fi
+
+# ------------------------------------------------- data-parallel on 2 GPUs (when the machine has 2+) ---
+# NCCL under torchrun: each rank's complete interval at the global batch 8 (4 per GPU) with the
+# gradient all-reduce overlapping backward, then trainer's own launcher (device=0,1) through a
+# one-epoch fit. The interval JSON goes to the work folder (the output keeps at most 8 files); its
+# headline numbers land in gpu_check.json.
+if wants bench && [ $mode = gpu ] && [ "${torch_gpus:-0}" -ge 2 ]; then
+  rm -f "$work/bench_interval_ddp2.json"
+  step ddp2_interval "$(scaled 100)" "$PY" -m torch.distributed.run --nproc-per-node 2 --no-python \
+    "$trainer" bench interval "$config" "${overrides[@]/device=0/device=}" batch=8 \
+    --json "$work/bench_interval_ddp2.json"
+  step ddp2_fit "$(scaled 120)" "$trainer" fit "$config" "${overrides[@]/device=0/device=0,1}" batch=8 \
+    epochs=1 val_batches=2 project="$work/ddp2" name=fit exist_ok=true
+elif wants bench && [ $mode = gpu ]; then
+  note "one GPU: the 2-GPU data-parallel step is skipped"
 fi
 
 # ------------------------------------------------------------------- the whole suite (optional) ---

@@ -69,8 +69,8 @@ Loader::~Loader() {
 }
 
 int64_t Loader::partner_window() const {
-  return std::min<int64_t>(
-      {static_cast<int64_t>(dataset_.items.size()), int64_t(options_.batch) * 8, 1000});
+  return std::min<int64_t>({static_cast<int64_t>(dataset_.items.size()),
+                            int64_t(options_.batch) * options_.world_size * 8, 1000});
 }
 
 int64_t Loader::batches_per_epoch() const {

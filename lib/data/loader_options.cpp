@@ -1,6 +1,8 @@
 // Loader options from the config; see loader_options.h.
 #include "data/loader_options.h"
 
+#include <algorithm>
+
 #include "core/device_spelling.h"
 
 namespace trainer::data {
@@ -8,7 +10,9 @@ namespace trainer::data {
 LoaderOptions train_loader_options(const core::TrainConfig& config, int rank, int world_size) {
   LoaderOptions o;
   o.imgsz = static_cast<int>(config.data.imgsz);
-  o.batch = static_cast<int>(config.data.batch);
+  // `batch` is the global batch: each of `world_size` ranks loads its share (the reference's
+  // batch // world_size; the trainer refuses a batch that does not divide).
+  o.batch = static_cast<int>(config.data.batch) / std::max(world_size, 1);
   o.workers = static_cast<int>(config.data.workers);
   o.augment = true;
   // rect training (the reference's rect=True): batches sorted by aspect ratio in a fixed order,

@@ -89,4 +89,12 @@ void set_cudnn_benchmark(bool enabled) {
   at::globalContext().setBenchmarkCuDNN(enabled);
 }
 
+std::string device_for_rank(const std::string& text, int local_rank, int local_world_size) {
+  const std::string spelled = core::device_for_rank(text, local_rank, local_world_size);
+  if (spelled.empty() && local_world_size > 1 && resolve_device("").is_cuda()) {
+    return "cuda:" + std::to_string(local_rank);
+  }
+  return spelled;
+}
+
 }  // namespace trainer::engine

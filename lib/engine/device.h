@@ -15,6 +15,10 @@ namespace trainer::engine {
 // lacks it) or the index is out of range.
 c10::Device resolve_device(const std::string& text);
 
+// The `device` spelling for local rank `local_rank` of `local_world_size` ranks on this machine
+// (core::device_for_rank), with "" (auto) becoming cuda:LOCAL_RANK when a GPU is usable.
+std::string device_for_rank(const std::string& text, int local_rank, int local_world_size);
+
 // Makes `device` this thread's current CUDA device and initialises LibTorch's CUDA state there
 // (the caching allocator, a context on that GPU), so later work without an explicit device,
 // including pinned host buffers allocated by loader threads, lands on the GPU in use rather than

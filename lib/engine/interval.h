@@ -5,10 +5,15 @@
 // honest. Stage times are only taken in a separate breakdown run, with a sync at each stage edge.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/config.h"
+
+namespace trainer::dist {
+class Group;
+}
 
 namespace trainer::engine {
 
@@ -16,6 +21,9 @@ struct IntervalOptions {
   int warmup = 15;         // discarded intervals
   int measure = 44;        // measured intervals
   bool breakdown = false;  // synchronise at stage edges and time each stage (a separate run)
+  // Data-parallel (under torchrun): this rank's group; every rank measures its own intervals.
+  std::shared_ptr<dist::Group> group;
+  int local_rank = 0;
 };
 
 // Per-stage times in milliseconds, one entry per measured interval (breakdown runs only).

@@ -86,6 +86,7 @@ Checkpoint make_checkpoint(const TrainingContext& ctx, const TrainStep& step, in
   ckpt.best_fitness = best_fitness;
   ckpt.best_epoch = best_epoch;
   ckpt.loss_updates = ctx.criterion->epoch_updates();
+  ckpt.world_size = ctx.world_size();
   // The file keeps the reference's spelling of the optimizer (a string, as its checkpoints do).
   ckpt.optimizer_name = optim::optimizer_kind_name(ctx.optimizer_choice.kind);
   ckpt.model = to_map(ctx.live_state);
@@ -100,6 +101,13 @@ Checkpoint make_checkpoint(const TrainingContext& ctx, const TrainStep& step, in
 int64_t restore_run(TrainingContext& ctx, TrainStep& step, const Checkpoint& checkpoint,
                     const std::string& source) {
   restore_state(ctx, checkpoint, source);
+  if (checkpoint.world_size != ctx.world_size()) {
+    spdlog::warn(
+        "{} was trained on {} rank(s) and resumes on {}: each rank's share of the data and the "
+        "per-rank batch change, so the run continues correctly but not bit-identically to an "
+        "uninterrupted one",
+        source, checkpoint.world_size, ctx.world_size());
+  }
   if (checkpoint.rng_cpu.defined()) {
     at::Generator generator = at::detail::getDefaultCPUGenerator();  // shares the global state
     generator.set_state(checkpoint.rng_cpu);

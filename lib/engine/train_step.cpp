@@ -63,7 +63,14 @@ void TrainStep::run(const data::Batch& batch, int64_t ni, StageClock* clock) {
     poison_next_ = false;
   }
   if (clock) clock->mark("forward_loss");
-  result.total.backward();
+  // Data-parallel: the reducer averages gradients over ranks, so each rank's loss is scaled by
+  // WORLD_SIZE (the reference's rule): the mean of the ranks' gradients of world_size * L_r is the
+  // sum of theirs, the single-process gradient at the global batch.
+  if (ctx_.reducer) {
+    ctx_.reducer->backward(result.total * static_cast<double>(ctx_.world_size()));
+  } else {
+    result.total.backward();
+  }
   if (clock) clock->mark("backward");
   loss_sum_.add_(result.items.to(torch::kFloat));
   non_finite_.logical_or_(torch::isfinite(result.total.detach()).logical_not());

@@ -12,6 +12,11 @@
 //   (engine/resume.h).
 // - What depends on the task (loss items, metrics, fitness, previews) is asked of the run's
 //   TaskDefinition (engine/task.h).
+// - Data-parallel (several ranks): every rank trains its shard with gradients averaged in backward
+//   (TrainingContext::reducer); rank 0 alone validates (the others wait; the reference shards
+//   validation over the ranks), logs, and writes results and checkpoints. Decisions that end or
+//   repeat an epoch (non-finite rollback, `time`, early stopping) are agreed through the group so
+//   that no rank waits for a peer that has stopped.
 #include "engine/trainer.h"
 
 #include <fmt/format.h>
@@ -23,6 +28,7 @@
 #include "core/config_writer.h"
 #include "core/logging.h"
 #include "data/loader_options.h"
+#include "engine/device.h"
 #include "engine/epoch_record.h"
 #include "engine/memory_format.h"
 #include "engine/model_source.h"
@@ -79,14 +85,22 @@ void save_checkpoints(const Checkpoint& ckpt, model::DetectionModelImpl& eval_mo
 
 }  // namespace
 
-FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
+FitResult fit(const core::TrainConfig& user_config, const FitOptions& options) {
   const auto run_start = std::chrono::steady_clock::now();
-  const bool main_rank = options.rank == 0;
-  make_task_definition(config);  // an unimplemented task fails before the run folder exists
+  const std::shared_ptr<dist::Group>& group = options.group;
+  const int rank = group ? group->rank() : options.rank;
+  const bool main_rank = rank == 0;
+  make_task_definition(user_config);  // an unimplemented task fails before the run folder exists
+  // This rank's config: its own device from a device list (device=0,1 -> rank 1 uses 1).
+  core::TrainConfig config = user_config;
+  config.run.device = device_for_rank(user_config.run.device, options.local_rank,
+                                      group ? options.local_world_size : 1);
 
   // Run folder: a resumed run continues in its own folder (runs/x/weights/last.ckpt -> runs/x).
+  // Rank 0 creates it; the others take its name (they never write there).
   FitResult result;
-  const RunFolder folder = open_run_folder(config, main_rank);
+  RunFolder folder = open_run_folder(config, main_rank);
+  if (group) folder.dir = group->broadcast_text(folder.dir.string(), 0);
   result.run_dir = folder.dir;
   const auto weights_dir = result.run_dir / "weights";
   if (main_rank) {
@@ -96,18 +110,26 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
       for (const auto& stale : core::remove_stale_temporaries(dir))
         spdlog::info("removed {} (left by an interrupted write)", stale.string());
     }
-    core::write_config_yaml(config, result.run_dir / "args.yaml");
+    core::write_config_yaml(user_config, result.run_dir / "args.yaml");
     spdlog::info("run folder: {}", result.run_dir.string());
-    spdlog::info("configuration:\n{}", core::config_table(config));
+    spdlog::info("configuration:\n{}", core::config_table(user_config));
   }
 
   ContextOptions context_options;
   context_options.rank = options.rank;
   context_options.world_size = options.world_size;
-  context_options.show_progress = options.interactive;
+  context_options.local_rank = options.local_rank;
+  context_options.group = group;
+  context_options.show_progress = options.interactive && main_rank;
+  context_options.need_val = main_rank;
   TrainingContext ctx = build_training_context(config, context_options);
+  ctx.config.run.device = user_config.run.device;  // checkpoints keep the device list
   const TaskDefinition& task = *ctx.task;
-  Validator validator(ctx.val_set, ctx.dataset, config, ctx.device);
+  // Rank 0 validates with the per-rank batch (the reference's val batch is 2 x batch / world).
+  core::TrainConfig val_config = config;
+  val_config.data.batch = config.data.batch / ctx.world_size();
+  std::optional<Validator> validator;
+  if (main_rank) validator.emplace(ctx.val_set, ctx.dataset, val_config, ctx.device);
   auto eval_model = task.build_model(resolve_model_source(config).name, ctx.dataset);
   eval_model->to(ctx.device);
   apply_memory_format(*eval_model, model_memory_format(config, ctx.device));
@@ -132,7 +154,8 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
   std::optional<TensorBoardLog> tensorboard;  // the same rows as events, plus the pictures
   if (main_rank && config.run.tensorboard) tensorboard.emplace(result.run_dir);
   std::vector<std::filesystem::path> previews;  // written this epoch, sent with its events
-  ProgressLine progress(epochs, nb, config.data.imgsz, options.interactive, ctx.columns.loss_names);
+  ProgressLine progress(epochs, nb, config.data.imgsz, options.interactive && main_rank,
+                        ctx.columns.loss_names);
   int non_finite_recoveries = 0;  // consecutive, reset by a good epoch (the reference's rule)
   int64_t last_saved_epoch = folder.resume ? folder.resume->epoch : -1;  // what last.ckpt holds
 
@@ -149,9 +172,11 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
       step.apply_schedule(ni, epoch);
       if (options.inject_non_finite && options.inject_non_finite(epoch, i)) step.poison_next_loss();
       step.run(*batch, ni);
-      // `time`: stop at the first optimizer step past the budget (the reference's rule).
-      if (budget.exhausted(seconds_since(run_start)) && step.last_opt_step() == ni) {
-        out_of_time = true;
+      // `time`: stop at the first optimizer step past the budget (the reference's rule); under
+      // data-parallel training the ranks agree after every optimizer step, as the reference does.
+      if (budget.active() && step.last_opt_step() == ni) {
+        out_of_time = budget.exhausted(seconds_since(run_start));
+        if (group) out_of_time = group->any(out_of_time);
       }
       if (main_rank && config.run.plots && epoch == start_epoch && i < 3 && start_epoch == 0) {
         previews.push_back(result.run_dir / fmt::format("train_batch{}.jpg", i));
@@ -169,7 +194,9 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
 
     // --- epoch end: loss schedule, non-finite check (then the same epoch again)
     ctx.criterion->end_epoch(static_cast<int>(epochs));
-    if (step.saw_non_finite()) {
+    bool non_finite = step.saw_non_finite();
+    if (group) non_finite = group->any(non_finite);  // every rank rolls back, or none
+    if (non_finite) {
       roll_back_epoch(ctx, step, weights_dir / "last.ckpt", epoch, last_saved_epoch,
                       ++non_finite_recoveries, kMaxNonFiniteRecoveries);
       --epoch;
@@ -181,14 +208,14 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
     ctx.ema->copy_to(eval_state);
     const bool final_epoch = epoch + 1 >= epochs || out_of_time;
     std::optional<ValidationResult> val;
-    if (config.run.val || final_epoch) {
+    if (validator && (config.run.val || final_epoch)) {
       auto vo = ValidationOptions::from_config(config);
       vo.keep_detections = config.run.save_json && final_epoch;
       // Scored on a BN-folded copy of the EMA weights, as the reference validates a fused model;
       // eval_model keeps its BatchNorms for the .pt export.
       auto fused = model::fused_copy(*eval_model);
       apply_memory_format(*fused, model_memory_format(config, ctx.device));
-      val = validator.run(*fused, ctx.criterion.get(), vo);
+      val = validator->run(*fused, ctx.criterion.get(), vo);
       if (main_rank) {
         spdlog::info(
             "validation (EMA weights, {} images):\n{}", val->images,
@@ -239,6 +266,7 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
     }
     if (budget.active()) {  // the schedule follows the epochs the budget holds
       epochs = budget.epochs_for(seconds_since(run_start), result.epochs_completed);
+      if (group) epochs = group->broadcast_value(epochs, 0);  // rank 0's clock decides
       ctx.schedule.epochs = epochs;
       progress.set_epochs(epochs);
       if (epoch + 1 >= epochs) {
@@ -248,9 +276,12 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
       }
     }
 
-    // --- early stopping (the reference's EarlyStopping: no improvement for `patience` epochs)
-    if (config.schedule.patience > 0 && epoch - result.best_epoch >= config.schedule.patience &&
-        !final_epoch) {
+    // --- early stopping (the reference's EarlyStopping: no improvement for `patience` epochs),
+    // decided where the validation ran (rank 0) and agreed by all ranks
+    bool stop_early = main_rank && config.schedule.patience > 0 &&
+                      epoch - result.best_epoch >= config.schedule.patience && !final_epoch;
+    if (group) stop_early = group->any(stop_early);
+    if (stop_early) {
       spdlog::info("early stopping: no improvement for {} epochs (best epoch {})",
                    config.schedule.patience, result.best_epoch + 1);
       result.early_stopped = true;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "dist/group.h"
 #include "engine/resume.h"  // load_fit_config, resume_config: the configs fit() takes
 #include "engine/validator.h"
 
@@ -22,6 +23,11 @@ struct FitOptions {
   bool per_class = false;    // print the per-class table after the last validation
   int rank = 0;
   int world_size = 1;
+  // Data-parallel (torchrun or device=0,1,...): the ranks' group; rank and world size come from
+  // it. local_rank / local_world_size pick this rank's device from a device list.
+  std::shared_ptr<dist::Group> group;
+  int local_rank = 0;
+  int local_world_size = 1;
   // Fault injection for tests: called before each batch with (epoch, batch index); returning true
   // makes that batch's loss non-finite (NaN), as a diverging run would.
   std::function<bool(int64_t epoch, int64_t batch)> inject_non_finite;
@@ -38,7 +44,8 @@ struct FitResult {
 };
 
 // Trains `config` (a resume when config.run.resume names a checkpoint: engine/resume.h prepares
-// such a config from what the user typed).
+// such a config from what the user typed). Data-parallel ranks all call fit() with the same config
+// and their group: rank 0 logs, validates and writes the run folder; decisions to stop are agreed.
 FitResult fit(const core::TrainConfig& config, const FitOptions& options = {});
 
 }  // namespace trainer::engine

@@ -84,15 +84,36 @@ TrainingContext build_training_context(const core::TrainConfig& config,
         "models); detect and pose models have no dropout layer: leave it at 0",
         config.model.dropout));
   }
+  ctx.group = options.group;
+  const int rank = ctx.group ? ctx.group->rank() : options.rank;
+  const int world_size = ctx.group ? ctx.group->size() : options.world_size;
+  if (config.data.batch % world_size != 0) {
+    throw core::ConfigError(fmt::format(
+        "batch: {} is the global batch and does not divide among the {} ranks (WORLD_SIZE); each "
+        "rank trains batch / WORLD_SIZE images: use a multiple of {}",
+        config.data.batch, world_size, world_size));
+  }
+  if (config.run.sync_bn && world_size > 1) {
+    throw core::ConfigError(
+        "sync_bn: true is not available yet; BatchNorm statistics stay per rank, as in the "
+        "reference (leave sync_bn false)");
+  }
   const data::DatasetSpec yaml_spec = data::load_dataset_yaml(config.data.data);
-  ctx.train_set =
-      std::make_shared<data::DatasetIndex>(load_run_split(config, yaml_spec, data::Split::kTrain));
-  if (options.need_val) {
-    ctx.val_set =
-        std::make_shared<data::DatasetIndex>(load_run_split(config, yaml_spec, data::Split::kVal));
+  {
+    // Label caches: local rank 0 writes them, the others wait and then read them (the reference's
+    // torch_distributed_zero_first); every rank passes the barrier exactly once.
+    const bool first = options.local_rank == 0;
+    if (ctx.group && !first) ctx.group->barrier();
+    ctx.train_set = std::make_shared<data::DatasetIndex>(
+        load_run_split(config, yaml_spec, data::Split::kTrain));
+    if (options.need_val) {
+      ctx.val_set = std::make_shared<data::DatasetIndex>(
+          load_run_split(config, yaml_spec, data::Split::kVal));
+    }
+    if (ctx.group && first) ctx.group->barrier();
   }
   ctx.dataset = run_dataset_spec(config, yaml_spec);
-  auto loader_options = data::train_loader_options(config, options.rank, options.world_size);
+  auto loader_options = data::train_loader_options(config, rank, world_size);
   loader_options.show_progress = options.show_progress;
   ctx.train_loader = std::make_unique<data::Loader>(*ctx.train_set, loader_options);
 
@@ -120,6 +141,12 @@ TrainingContext build_training_context(const core::TrainConfig& config,
   ctx.model->to(ctx.device);
   apply_memory_format(*ctx.model, model_memory_format(config, ctx.device));
   ctx.model->train();
+  if (ctx.group) {  // rank 0's initial weights everywhere (per-rank seeds would differ otherwise)
+    std::vector<at::Tensor> state;
+    for (const auto& p : ctx.model->parameters()) state.push_back(p);
+    for (const auto& b : ctx.model->buffers()) state.push_back(b);
+    ctx.group->broadcast(state, 0);
+  }
   ctx.frozen_layers = frozen_layer_indices(config.model.freeze,
                                            static_cast<int64_t>(ctx.model->layer_modules().size()));
   ctx.frozen = freeze_layers(*ctx.model, ctx.frozen_layers);
@@ -128,8 +155,18 @@ TrainingContext build_training_context(const core::TrainConfig& config,
                  fmt::join(ctx.frozen_layers, ", "), ctx.frozen.size(),
                  fmt::join(ctx.frozen, ", "));
   }
-  for (auto& p : ctx.model->parameters()) {
-    if (p.requires_grad()) ctx.trainable.push_back(p);
+  std::vector<std::string> trainable_names;
+  for (const auto& p : ctx.model->named_parameters()) {
+    if (!p.value().requires_grad()) continue;
+    ctx.trainable.push_back(p.value());
+    trainable_names.push_back(p.key());
+  }
+  if (ctx.group && world_size > 1) {
+    ctx.reducer =
+        std::make_unique<dist::GradientReducer>(*ctx.group, ctx.trainable, trainable_names);
+    spdlog::info("data-parallel: {} ranks ({}), batch {} per rank, {} gradient buckets", world_size,
+                 dist::backend_name(ctx.group->backend()), config.data.batch / world_size,
+                 ctx.reducer->buckets());
   }
 
   ctx.criterion = ctx.task->build_loss(config.loss, *ctx.model, ctx.dataset);

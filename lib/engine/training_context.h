@@ -13,6 +13,8 @@
 #include "data/dataset.h"
 #include "data/dataset_yaml.h"
 #include "data/loader.h"
+#include "dist/gradient_reducer.h"
+#include "dist/group.h"
 #include "engine/task.h"
 #include "loss/detection_loss.h"
 #include "model/detection_model.h"
@@ -42,8 +44,13 @@ struct TrainingContext {
   optim::NamedTensors live_state;      // the model's parameters and buffers by name (EMA)
   std::vector<int64_t> frozen_layers;  // `freeze`: layer indices
   std::vector<std::string> frozen;     // their parameters' names (not in the optimizer)
+  // Data-parallel runs: the ranks' group and the reducer that averages gradients in backward.
+  std::shared_ptr<dist::Group> group;
+  std::unique_ptr<dist::GradientReducer> reducer;
 
   bool bf16() const { return config.run.precision == core::Precision::kBF16; }
+  int world_size() const { return group ? group->size() : 1; }
+  bool main_rank() const { return !group || group->rank() == 0; }
   int64_t batches_per_epoch() const { return schedule.batches_per_epoch; }
 };
 
@@ -52,6 +59,11 @@ struct ContextOptions {
   bool show_progress = true;
   int rank = 0;
   int world_size = 1;
+  int local_rank = 0;
+  // Data-parallel: the group (rank and world_size then come from it). Local rank 0 of each
+  // machine builds the label caches first, the others read them after a barrier; rank 0's initial
+  // weights are broadcast; gradients are averaged by a dist::GradientReducer.
+  std::shared_ptr<dist::Group> group;
 };
 
 // Builds the context; logs the dataset summaries and the optimizer choice. Throws

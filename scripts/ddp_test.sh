@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# Data-parallel training end to end on the CPU (Gloo on loopback), the way users launch it:
+#   1. torchrun --nproc-per-node 2 --no-python trainer fit ... device=cpu: trains (the loss falls
+#      over the epochs and ends where the same fit in one process ends), validates on rank 0,
+#      writes one run folder;
+#   2. a rank killed with kill -9 mid-run (ranks started by hand with torchrun's variables): the
+#      other rank stops by itself with an error naming it, well within dist_timeout, exits
+#      non-zero, and every checkpoint on disk still loads (none torn); a rank that hangs (SIGSTOP)
+#      fails the other after dist_timeout;
+#   3. that run resumed under torchrun with 2 ranks runs to its last epoch, ending bit-identical to
+#      the same run uninterrupted; its last.pt scores in a single process (trainer val);
+#   4. trainer's own launcher (device=cpu,cpu) and 2 "nodes" on loopback (two torchrun
+#      invocations, --nnodes 2) complete a short fit.
+# Usage: scripts/ddp_test.sh [work folder (default: temporary, removed on success)]
+# Env:   TRAINER_BIN (default build/app/trainer). Prints one JSON line; exits 1 when a check fails.
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+
+work=${1:-}
+own_work=0
+if [ -z "$work" ]; then work=$(mktemp -d -t trainer-ddp-XXXXXX); own_work=1; fi
+trainer=${TRAINER_BIN:-$TRAINER_ROOT/build/app/trainer}
+python=$TRAINER_VENV/bin/python
+[ -x "$trainer" ] || { echo "ddp_test: $trainer not built (scripts/build.sh trainer)" >&2; exit 2; }
+[ -x "$python" ] || { echo "ddp_test: no venv at $TRAINER_VENV (scripts/setup.sh)" >&2; exit 2; }
+mkdir -p "$work"
+log() { printf '[ddp_test] %s\n' "$*" >&2; }
+failures=()
+check() {  # check NAME CONDITION...
+  local name=$1; shift
+  if "$@"; then log "ok: $name"; else log "FAILED: $name"; failures+=("$name"); fi
+}
+torchrun() { "$python" -m torch.distributed.run "$@"; }
+export OMP_NUM_THREADS=1
+
+"$trainer" -q synth "$work/data" --train 32 --val 8 --size 96 --max-objects 3 --seed 0 >/dev/null
+common=(data="$work/data/synthetic.yaml" model=yolo26t imgsz=96 batch=8 nbs=8 workers=1
+        precision=fp32 device=cpu plots=false seed=0 warmup_epochs=0 close_mosaic=0
+        project="$work")
+
+# --- 1. torchrun, 2 ranks, beside the same fit in one process (30 short epochs, AdamW 0.004:
+# enough steps for the loss to fall clearly on the synthetic shapes)
+learn=(epochs=30 optimizer=AdamW lr0=0.004 val=false)
+free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+start=$(date +%s.%N)
+torchrun --nproc-per-node 2 --master-port "$(free_port)" \
+  --no-python "$trainer" fit "${common[@]}" "${learn[@]}" name=torchrun >"$work/torchrun.log" 2>&1 \
+  || { cat "$work/torchrun.log" >&2; }
+torchrun_s=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+"$trainer" fit "${common[@]}" "${learn[@]}" name=single >"$work/single.log" 2>&1 \
+  || { cat "$work/single.log" >&2; }
+check "torchrun fit completes with 30 results rows" \
+  test "$(tail -n +2 "$work/torchrun/results.csv" 2>/dev/null | grep -c .)" = 30
+check "the run says it is data-parallel on 2 gloo ranks" \
+  grep -q "data-parallel: 2 ranks (gloo), batch 4 per rank" "$work/torchrun.log"
+check "rank 0 prints the final mAP" grep -q "final (EMA) mAP50-95" "$work/torchrun.log"
+check "one run folder (the other rank writes nothing)" test ! -e "$work/torchrun2"
+# The summed training loss, mean of the first and of the last 5 epochs, for both runs.
+read -r learns loss_first loss_last single_last <<<"$("$python" - "$work/torchrun/results.csv" "$work/single/results.csv" <<'PY'
+import csv, sys
+def losses(f):
+    return [sum(float(v) for k, v in r.items() if k.startswith("train/")) for r in csv.DictReader(open(f))]
+ddp, one = losses(sys.argv[1]), losses(sys.argv[2])
+first, last, single_last = (sum(x[i] for i in r) / 5 for x, r in
+                            ((ddp, range(5)), (ddp, range(-5, 0)), (one, range(-5, 0))))
+ok = len(ddp) == 30 and last < first - 0.4 and abs(last - single_last) < 0.5
+print("true" if ok else "false", f"{first:.3f} {last:.3f} {single_last:.3f}")
+PY
+)"
+log "train loss (mean of 5 epochs): 2 ranks first $loss_first, last $loss_last; one process last $single_last"
+check "the loss falls (by > 0.4) and ends within 0.5 of the single-process run" test "$learns" = true
+
+# --- 2. kill -9 one of two ranks mid-run
+port=$(free_port)
+for r in 0 1; do
+  RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+    "$trainer" fit "${common[@]}" epochs=6 name=killed dist_timeout=60 >"$work/killed$r.log" 2>&1 &
+  eval "pid$r=$!"
+done
+while [ "$(tail -n +2 "$work/killed/results.csv" 2>/dev/null | grep -c .)" -lt 1 ]; do
+  kill -0 "$pid0" 2>/dev/null || break
+  sleep 0.1
+done
+sleep 0.5  # into the next epoch
+kill -9 "$pid1"
+killed_at=$(date +%s.%N)
+rc0=0
+wait "$pid0" || rc0=$?
+stop_s=$(awk -v a="$killed_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+log "rank 0 exited with $rc0, ${stop_s}s after rank 1 was killed"
+check "the surviving rank exits non-zero" test "$rc0" -ne 0
+check "it stops well within dist_timeout (60 s)" awk -v s="$stop_s" 'BEGIN { exit !(s < 30) }'
+check "its error names the rank and the cause" grep -q "rank 0 of 2: .* failed: another rank has stopped" "$work/killed0.log"
+unloadable=$("$python" - "$work/killed/weights" <<'PY'
+import glob, sys, torch
+bad = 0
+for f in glob.glob(sys.argv[1] + "/*.ckpt") + glob.glob(sys.argv[1] + "/*.pt"):
+    try:
+        torch.load(f, map_location="cpu", weights_only=False)
+    except Exception as e:  # noqa: BLE001
+        print(f"unloadable: {f}: {e}", file=sys.stderr); bad += 1
+print(bad)
+PY
+)
+check "every checkpoint on disk loads" test "$unloadable" = 0
+
+# --- 2b. a rank that hangs (SIGSTOP): the other fails after dist_timeout (8 s here), naming it
+port=$(free_port)
+for r in 0 1; do
+  RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+    "$trainer" fit "${common[@]}" epochs=6 name=hung dist_timeout=8 >"$work/hung$r.log" 2>&1 &
+  eval "hpid$r=$!"
+done
+while [ "$(tail -n +2 "$work/hung/results.csv" 2>/dev/null | grep -c .)" -lt 1 ]; do
+  kill -0 "$hpid0" 2>/dev/null || break
+  sleep 0.1
+done
+kill -STOP "$hpid1"
+stopped_at=$(date +%s.%N)
+hrc0=0
+wait "$hpid0" || hrc0=$?
+hang_s=$(awk -v a="$stopped_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+kill -9 "$hpid1" 2>/dev/null || true
+wait "$hpid1" 2>/dev/null || true
+log "rank 0 exited with $hrc0, ${hang_s}s after rank 1 hung"
+check "a hung rank: the other exits non-zero after about dist_timeout" \
+  awk -v s="$hang_s" -v rc="$hrc0" 'BEGIN { exit !(rc != 0 && s >= 4 && s < 40) }'
+check "... with an error naming the rank and the timeout" \
+  grep -q "rank 0 of 2: .* failed: .*dist_timeout=8 s" "$work/hung0.log"
+
+# --- 3. resume the killed run under torchrun, then score it in one process
+torchrun --nproc-per-node 2 --master-port "$port" --no-python "$trainer" fit \
+  resume="$work/killed/weights/last.ckpt" >"$work/resume.log" 2>&1 || cat "$work/resume.log" >&2
+check "the resumed run reaches its 6th epoch" \
+  test "$(tail -n +2 "$work/killed/results.csv" 2>/dev/null | grep -c .)" = 6
+# The same 6 epochs uninterrupted under torchrun: rank 0's final model, EMA and optimizer state must
+# be bit-identical to the killed-and-resumed run's (the other rank's BatchNorm statistics are not
+# saved, and need not be: training uses batch statistics).
+torchrun --nproc-per-node 2 --master-port "$(free_port)" --no-python "$trainer" fit "${common[@]}" \
+  epochs=6 name=uninterrupted >"$work/uninterrupted.log" 2>&1 || cat "$work/uninterrupted.log" >&2
+resume_equal=$("$python" - "$work/uninterrupted" "$work/killed" <<'PY'
+import sys, torch
+ref, got = (torch.load(d + "/weights/last.ckpt", map_location="cpu", weights_only=False)
+            for d in sys.argv[1:3])
+def same(a, b):
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b)
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    return a == b
+keys = ("model", "ema", "optimizer", "pending_grads", "epoch", "last_opt_step", "world_size")
+print("true" if all(same(ref[k], got.get(k)) for k in keys if k in ref) else "false")
+PY
+)
+check "resumed on the same 2 ranks = uninterrupted, bit for bit (model, EMA, optimizer)" \
+  test "$resume_equal" = true
+check "its checkpoint scores in a single process" \
+  "$trainer" val weights="$work/killed/weights/last.pt" model=yolo26t data="$work/data/synthetic.yaml" imgsz=96 \
+  device=cpu
+
+# --- 4. trainer's own launcher, then two "nodes" on loopback
+"$trainer" fit "${common[@]}" epochs=1 name=launcher device=cpu,cpu >"$work/launcher.log" 2>&1 \
+  || cat "$work/launcher.log" >&2
+check "device=cpu,cpu starts 2 ranks itself and completes" \
+  grep -q "starting 2 ranks on this machine" "$work/launcher.log"
+check "... with its results" test -f "$work/launcher/weights/last.ckpt"
+port=$(free_port)
+for node in 0 1; do
+  torchrun --nnodes 2 --node-rank $node --nproc-per-node 1 --master-addr 127.0.0.1 \
+    --master-port "$port" --no-python "$trainer" fit "${common[@]}" epochs=1 name=nodes \
+    >"$work/node$node.log" 2>&1 &
+  eval "node_pid$node=$!"
+done
+node_rc=0
+wait "$node_pid0" || node_rc=$?
+wait "$node_pid1" || node_rc=$?
+check "2 nodes x 1 rank complete a fit" test "$node_rc" = 0
+check "... as one 2-rank run" grep -q "data-parallel: 2 ranks" "$work/node0.log"
+
+printf '{"checks_failed": %d, "torchrun_fit_s": %s, "loss_first5_2ranks": %s, "loss_last5_2ranks": %s, "loss_last5_single": %s, "survivor_stop_s": %s, "hung_rank_stop_s": %s, "work": "%s"}\n' \
+  "${#failures[@]}" "$torchrun_s" "$loss_first" "$loss_last" "$single_last" "$stop_s" "$hang_s" "$work"
+if [ ${#failures[@]} = 0 ]; then
+  [ $own_work = 1 ] && rm -rf "$work"
+  exit 0
+fi
+exit 1
