@@ -9,7 +9,8 @@
 #      fails the other after dist_timeout;
 #   3. that run resumed under torchrun with 2 ranks runs to its last epoch, ending bit-identical to
 #      the same run uninterrupted; its last.pt scores in a single process (trainer val);
-#   4. trainer's own launcher (device=cpu,cpu) and 2 "nodes" on loopback (two torchrun
+#   4. trainer's own launcher (device=cpu,cpu, with sync_bn; and a rank killed under it) and 2
+#      "nodes" on loopback (two torchrun
 #      invocations, --nnodes 2) complete a short fit.
 # Usage: scripts/ddp_test.sh [work folder (default: temporary, removed on success)]
 # Env:   TRAINER_BIN (default build/app/trainer). Prints one JSON line; exits 1 when a check fails.
@@ -128,6 +129,14 @@ check "a hung rank: the other exits non-zero after about dist_timeout" \
 check "... with an error naming the rank and the timeout" \
   grep -q "rank 0 of 2: .* failed: .*dist_timeout=8 s" "$work/hung0.log"
 
+# A run of 2 ranks resumed by one process: it continues, with a warning that says what changes.
+"$trainer" fit resume="$work/hung/weights/last.ckpt" >"$work/hung_resume.log" 2>&1 \
+  || cat "$work/hung_resume.log" >&2
+check "a 2-rank checkpoint resumes in one process, with a warning" \
+  grep -q "was trained on 2 rank(s) and resumes on 1" "$work/hung_resume.log"
+check "... and runs to its 6th epoch" \
+  test "$(tail -n +2 "$work/hung/results.csv" 2>/dev/null | grep -c .)" = 6
+
 # --- 3. resume the killed run under torchrun, then score it in one process
 torchrun --nproc-per-node 2 --master-port "$port" --no-python "$trainer" fit \
   resume="$work/killed/weights/last.ckpt" >"$work/resume.log" 2>&1 || cat "$work/resume.log" >&2
@@ -159,11 +168,50 @@ check "its checkpoint scores in a single process" \
   device=cpu
 
 # --- 4. trainer's own launcher, then two "nodes" on loopback
-"$trainer" fit "${common[@]}" epochs=1 name=launcher device=cpu,cpu >"$work/launcher.log" 2>&1 \
-  || cat "$work/launcher.log" >&2
+"$trainer" fit "${common[@]}" epochs=2 name=launcher device=cpu,cpu sync_bn=true \
+  >"$work/launcher.log" 2>&1 || cat "$work/launcher.log" >&2
 check "device=cpu,cpu starts 2 ranks itself and completes" \
   grep -q "starting 2 ranks on this machine" "$work/launcher.log"
 check "... with its results" test -f "$work/launcher/weights/last.ckpt"
+check "... with BatchNorm statistics over both ranks (sync_bn)" \
+  grep -q "sync_bn: [0-9]* BatchNorm layers take their batch statistics over all 2 ranks" "$work/launcher.log"
+# trainer's launcher when a rank dies: it names the rank and stops the other one.
+"$trainer" fit "${common[@]}" epochs=30 name=launcher_kill device=cpu,cpu >"$work/launcher_kill.log" 2>&1 &
+launcher_pid=$!
+while [ "$(tail -n +2 "$work/launcher_kill/results.csv" 2>/dev/null | grep -c .)" -lt 1 ]; do
+  kill -0 "$launcher_pid" 2>/dev/null || break
+  sleep 0.1
+done
+for child in $(pgrep -P "$launcher_pid"); do
+  tr '\0' '\n' <"/proc/$child/environ" 2>/dev/null | grep -qx "RANK=1" && kill -9 "$child"
+done
+launcher_rc=0
+wait "$launcher_pid" || launcher_rc=$?
+check "a rank killed under trainer's launcher: it exits non-zero" test "$launcher_rc" -ne 0
+check "... naming the rank and stopping the others" \
+  grep -q "rank 1 (pid [0-9]*) was killed by signal 9: stopping the other ranks" "$work/launcher_kill.log"
+check "... and leaves no rank running" bash -c "! pgrep -P $launcher_pid >/dev/null"
+
+# A global batch that does not divide among the ranks is refused before training.
+bad_rc=0
+torchrun --nproc-per-node 2 --master-port "$(free_port)" --no-python "$trainer" fit "${common[@]}" \
+  epochs=1 batch=7 name=bad_batch >"$work/bad_batch.log" 2>&1 || bad_rc=$?
+check "batch=7 on 2 ranks is a config error naming both numbers" \
+  bash -c "[ $bad_rc -ne 0 ] && grep -q 'batch: 7 is the global batch and does not divide among the 2 ranks' '$work/bad_batch.log'"
+
+# Real COCO images (coco8, when ../shared/data has it): a 2-rank epoch validates and prints mAP.
+if [ -d "$TRAINER_SHARED_DATA/coco8" ]; then
+  torchrun --nproc-per-node 2 --master-port "$(free_port)" --no-python "$trainer" fit \
+    data="$TRAINER_ROOT/configs/data/coco8.yaml" model=yolo26t imgsz=160 batch=4 workers=1 \
+    precision=fp32 device=cpu plots=false epochs=1 project="$work" name=coco8 \
+    >"$work/coco8.log" 2>&1 || cat "$work/coco8.log" >&2
+  check "coco8 on 2 ranks: validated, mAP printed" grep -q "final (EMA) mAP50-95" "$work/coco8.log"
+elif [ "${CI:-}" = true ]; then
+  check "coco8 present under CI (TRAINER_SHARED_DATA)" false
+else
+  log "skipped: coco8 not found (set TRAINER_SHARED_DATA)"
+fi
+
 port=$(free_port)
 for node in 0 1; do
   torchrun --nnodes 2 --node-rank $node --nproc-per-node 1 --master-addr 127.0.0.1 \

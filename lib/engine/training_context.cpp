@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "data/loader_options.h"
+#include "dist/sync_batch_norm.h"
 #include "engine/device.h"
 #include "engine/freeze.h"
 #include "engine/memory_format.h"
@@ -93,11 +94,6 @@ TrainingContext build_training_context(const core::TrainConfig& config,
         "rank trains batch / WORLD_SIZE images: use a multiple of {}",
         config.data.batch, world_size, world_size));
   }
-  if (config.run.sync_bn && world_size > 1) {
-    throw core::ConfigError(
-        "sync_bn: true is not available yet; BatchNorm statistics stay per rank, as in the "
-        "reference (leave sync_bn false)");
-  }
   const data::DatasetSpec yaml_spec = data::load_dataset_yaml(config.data.data);
   {
     // Label caches: local rank 0 writes them, the others wait and then read them (the reference's
@@ -146,6 +142,15 @@ TrainingContext build_training_context(const core::TrainConfig& config,
     for (const auto& p : ctx.model->parameters()) state.push_back(p);
     for (const auto& b : ctx.model->buffers()) state.push_back(b);
     ctx.group->broadcast(state, 0);
+  }
+  if (config.run.sync_bn && ctx.group && world_size > 1) {
+    std::shared_ptr<dist::Group> group = ctx.group;
+    const int64_t layers = model::set_batch_norm_override(
+        *ctx.model, [group](torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x) {
+          return dist::sync_batch_norm(x, bn, *group);
+        });
+    spdlog::info("sync_bn: {} BatchNorm layers take their batch statistics over all {} ranks",
+                 layers, world_size);
   }
   ctx.frozen_layers = frozen_layer_indices(config.model.freeze,
                                            static_cast<int64_t>(ctx.model->layer_modules().size()));

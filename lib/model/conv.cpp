@@ -32,8 +32,22 @@ torch::Tensor ConvImpl::forward(const torch::Tensor& x) {
     count_conv2d(*conv, z);
     if (!fused()) count->norm_elements += static_cast<double>(z.numel());
   }
-  auto y = fused() ? z : bn->forward(z);
+  auto y = fused()                               ? z
+           : (bn_override_ && bn->is_training()) ? (*bn_override_)(*bn, z)
+                                                 : bn->forward(z);
   return act_ ? torch::silu(y) : y;
+}
+
+int64_t set_batch_norm_override(torch::nn::Module& model, const BatchNormOverride& f) {
+  auto shared = f ? std::make_shared<const BatchNormOverride>(f) : nullptr;
+  int64_t count = 0;
+  for (const auto& m : model.modules(/*include_self=*/true)) {
+    if (auto* conv = dynamic_cast<ConvImpl*>(m.get())) {
+      conv->set_batch_norm_override(shared);
+      ++count;
+    }
+  }
+  return count;
 }
 
 void ConvImpl::fuse_batchnorm() {

@@ -30,6 +30,11 @@ class UnaryModule : public torch::nn::Module {
   virtual torch::Tensor forward(const torch::Tensor& x) = 0;
 };
 
+// Replaces a BatchNorm2d's training-mode forward (data-parallel sync_bn: statistics over every
+// rank). Called with the layer and its input; returns the normalised output.
+using BatchNormOverride =
+    std::function<torch::Tensor(torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x)>;
+
 // Conv2d(bias=false, padding k/2) -> BatchNorm2d -> SiLU (or identity when act is false).
 class ConvImpl : public UnaryModule {
  public:
@@ -44,13 +49,22 @@ class ConvImpl : public UnaryModule {
   void fuse_batchnorm();
   bool fused() const { return bn.is_empty(); }
 
+  // While the BN is in training mode, `f` normalises instead of it (nullptr: BN's own forward).
+  void set_batch_norm_override(std::shared_ptr<const BatchNormOverride> f) {
+    bn_override_ = std::move(f);
+  }
+
   torch::nn::Conv2d conv{nullptr};
   torch::nn::BatchNorm2d bn{nullptr};
 
  private:
   bool act_;
+  std::shared_ptr<const BatchNormOverride> bn_override_;
 };
 TORCH_MODULE(Conv);
+
+// Sets (or with nullptr clears) the override on every Conv of `model`; returns how many.
+int64_t set_batch_norm_override(torch::nn::Module& model, const BatchNormOverride& f);
 
 // Depth-wise Conv: groups = gcd(c1, c2).
 Conv make_dwconv(int64_t c1, int64_t c2, int64_t k = 1, int64_t s = 1, bool act = true);

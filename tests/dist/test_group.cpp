@@ -76,7 +76,7 @@ TEST_CASE("group: all_reduce_sum adds the ranks' tensors") {
   CHECK(torch::equal(out[1], torch::tensor({3.0, 6.0})));
 }
 
-TEST_CASE("backend: empty picks gloo on the CPU; unknown names and nccl on the CPU are refused") {
+TEST_CASE("backend: empty picks gloo on the CPU, unknown names and nccl on the CPU are refused") {
   using trainer::dist::Backend;
   using trainer::dist::choose_backend;
   CHECK(choose_backend("", false) == Backend::kGloo);
