@@ -71,17 +71,26 @@ PY
 log "train loss (mean of 5 epochs): 2 ranks first $loss_first, last $loss_last; one process last $single_last"
 check "the loss falls (by > 0.4) and ends within 0.5 of the single-process run" test "$learns" = true
 
+# Starts ranks 0 and 1 by hand with torchrun's variables (run NAME, extra overrides); sets
+# rank_pid0/rank_pid1 and waits until the run has finished its first epoch.
+start_two_ranks_past_epoch_one() {
+  local name=$1 port r
+  shift
+  port=$(free_port)
+  for r in 0 1; do
+    RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+      "$trainer" fit "${common[@]}" epochs=6 name="$name" "$@" >"$work/$name$r.log" 2>&1 &
+    eval "rank_pid$r=$!"
+  done
+  while [ "$(tail -n +2 "$work/$name/results.csv" 2>/dev/null | grep -c .)" -lt 1 ]; do
+    kill -0 "$rank_pid0" 2>/dev/null || break
+    sleep 0.1
+  done
+}
+
 # --- 2. kill -9 one of two ranks mid-run
-port=$(free_port)
-for r in 0 1; do
-  RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-    "$trainer" fit "${common[@]}" epochs=6 name=killed dist_timeout=60 >"$work/killed$r.log" 2>&1 &
-  eval "pid$r=$!"
-done
-while [ "$(tail -n +2 "$work/killed/results.csv" 2>/dev/null | grep -c .)" -lt 1 ]; do
-  kill -0 "$pid0" 2>/dev/null || break
-  sleep 0.1
-done
+start_two_ranks_past_epoch_one killed dist_timeout=60
+pid0=$rank_pid0 pid1=$rank_pid1
 sleep 0.5  # into the next epoch
 kill -9 "$pid1"
 killed_at=$(date +%s.%N)
@@ -92,30 +101,12 @@ log "rank 0 exited with $rc0, ${stop_s}s after rank 1 was killed"
 check "the surviving rank exits non-zero" test "$rc0" -ne 0
 check "it stops well within dist_timeout (60 s)" awk -v s="$stop_s" 'BEGIN { exit !(s < 30) }'
 check "its error names the rank and the cause" grep -q "rank 0 of 2: .* failed: another rank has stopped" "$work/killed0.log"
-unloadable=$("$python" - "$work/killed/weights" <<'PY'
-import glob, sys, torch
-bad = 0
-for f in glob.glob(sys.argv[1] + "/*.ckpt") + glob.glob(sys.argv[1] + "/*.pt"):
-    try:
-        torch.load(f, map_location="cpu", weights_only=False)
-    except Exception as e:  # noqa: BLE001
-        print(f"unloadable: {f}: {e}", file=sys.stderr); bad += 1
-print(bad)
-PY
-)
+unloadable=$("$python" "$TRAINER_ROOT/scripts/checkpoints.py" unloadable "$work/killed/weights")
 check "every checkpoint on disk loads" test "$unloadable" = 0
 
 # --- 2b. a rank that hangs (SIGSTOP): the other fails after dist_timeout (8 s here), naming it
-port=$(free_port)
-for r in 0 1; do
-  RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-    "$trainer" fit "${common[@]}" epochs=6 name=hung dist_timeout=8 >"$work/hung$r.log" 2>&1 &
-  eval "hpid$r=$!"
-done
-while [ "$(tail -n +2 "$work/hung/results.csv" 2>/dev/null | grep -c .)" -lt 1 ]; do
-  kill -0 "$hpid0" 2>/dev/null || break
-  sleep 0.1
-done
+start_two_ranks_past_epoch_one hung dist_timeout=8
+hpid0=$rank_pid0 hpid1=$rank_pid1
 kill -STOP "$hpid1"
 stopped_at=$(date +%s.%N)
 hrc0=0
@@ -138,7 +129,7 @@ check "... and runs to its 6th epoch" \
   test "$(tail -n +2 "$work/hung/results.csv" 2>/dev/null | grep -c .)" = 6
 
 # --- 3. resume the killed run under torchrun, then score it in one process
-torchrun --nproc-per-node 2 --master-port "$port" --no-python "$trainer" fit \
+torchrun --nproc-per-node 2 --master-port "$(free_port)" --no-python "$trainer" fit \
   resume="$work/killed/weights/last.ckpt" >"$work/resume.log" 2>&1 || cat "$work/resume.log" >&2
 check "the resumed run reaches its 6th epoch" \
   test "$(tail -n +2 "$work/killed/results.csv" 2>/dev/null | grep -c .)" = 6
@@ -147,20 +138,8 @@ check "the resumed run reaches its 6th epoch" \
 # saved, and need not be: training uses batch statistics).
 torchrun --nproc-per-node 2 --master-port "$(free_port)" --no-python "$trainer" fit "${common[@]}" \
   epochs=6 name=uninterrupted >"$work/uninterrupted.log" 2>&1 || cat "$work/uninterrupted.log" >&2
-resume_equal=$("$python" - "$work/uninterrupted" "$work/killed" <<'PY'
-import sys, torch
-ref, got = (torch.load(d + "/weights/last.ckpt", map_location="cpu", weights_only=False)
-            for d in sys.argv[1:3])
-def same(a, b):
-    if isinstance(a, torch.Tensor):
-        return isinstance(b, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b)
-    if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    return a == b
-keys = ("model", "ema", "optimizer", "pending_grads", "epoch", "last_opt_step", "world_size")
-print("true" if all(same(ref[k], got.get(k)) for k in keys if k in ref) else "false")
-PY
-)
+resume_equal=$("$python" "$TRAINER_ROOT/scripts/checkpoints.py" equal "$work/uninterrupted" \
+  "$work/killed")
 check "resumed on the same 2 ranks = uninterrupted, bit for bit (model, EMA, optimizer)" \
   test "$resume_equal" = true
 check "its checkpoint scores in a single process" \

@@ -65,19 +65,7 @@ wait_for() {
 }
 
 # Every checkpoint and weights file on disk must load (torch.load of the whole pickle).
-check_loadable() {
-  "$python" - "$weights" <<'EOF'
-import glob, sys, torch
-bad = 0
-for f in sorted(glob.glob(sys.argv[1] + "/*.ckpt") + glob.glob(sys.argv[1] + "/*.pt")):
-    try:
-        torch.load(f, map_location="cpu", weights_only=False)
-    except Exception as e:  # noqa: BLE001 - any failure is an unloadable file
-        print(f"unloadable: {f}: {e}", file=sys.stderr)
-        bad += 1
-print(bad)
-EOF
-}
+check_loadable() { "$python" "$TRAINER_ROOT/scripts/checkpoints.py" unloadable "$weights"; }
 
 for ((k = 1; k <= kills; k++)); do
   launch
@@ -113,29 +101,8 @@ unloadable=$((unloadable + $(check_loadable)))
 
 # The same weights, EMA and optimizer state as the uninterrupted run; the same results.csv rows
 # (all columns but the wall time).
-compare=$("$python" - "$work/reference" "$run" <<'EOF'
-import csv, sys, torch
-ref, got = (torch.load(d + "/weights/last.ckpt", map_location="cpu", weights_only=False)
-            for d in sys.argv[1:3])
-def same(a, b):
-    if isinstance(a, torch.Tensor):
-        return isinstance(b, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b)
-    if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    return a == b
-keys = [k for k in ("model", "ema", "optimizer", "pending_grads", "rng_cpu", "epoch", "iteration",
-                    "last_opt_step", "best_fitness", "best_epoch", "loss_updates") if k in ref]
-weights_equal = all(same(ref[k], got.get(k)) for k in keys)
-def rows(d):
-    with open(d + "/results.csv") as f:
-        return [{k: v for k, v in r.items() if k != "time"} for r in csv.DictReader(f)]
-rows_equal = rows(sys.argv[1]) == rows(sys.argv[2])
-print("true" if weights_equal else "false", "true" if rows_equal else "false")
-EOF
-)
-read -r weights_equal rows_equal <<<"$compare"
+weights_equal=$("$python" "$TRAINER_ROOT/scripts/checkpoints.py" equal "$work/reference" "$run")
+rows_equal=$("$python" "$TRAINER_ROOT/scripts/checkpoints.py" rows "$work/reference" "$run")
 kills_done=$((in_steps + mid_write + in_validation))
 printf '{"kills": %d, "kills_in_steps": %d, "kills_mid_checkpoint_write": %d, "kills_in_validation": %d, "resumes": %d, "resumes_failed": %d, "unloadable_checkpoints": %d, "stale_temporary_files": %d, "final_weights_equal": %s, "results_rows_equal": %s, "epochs": %d, "seed": %d, "work": "%s"}\n' \
   "$kills_done" "$in_steps" "$mid_write" "$in_validation" "$resumes" "$resumes_failed" "$unloadable" \

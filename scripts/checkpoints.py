@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Checks on trainer's run folders for the fault scripts (kill_test.sh, ddp_test.sh).
+
+  checkpoints.py unloadable WEIGHTS_DIR   prints how many .ckpt/.pt files there fail torch.load
+  checkpoints.py equal RUN_A RUN_B        prints true when weights/last.ckpt of both runs hold the
+                                          same model, EMA, optimizer, pending gradients, RNG and
+                                          counters, bit for bit
+  checkpoints.py rows RUN_A RUN_B         prints true when both results.csv hold the same rows
+                                          (every column but the wall time)
+Needs the project's venv (torch).
+"""
+import csv
+import glob
+import sys
+
+import torch
+
+STATE_KEYS = ("model", "ema", "optimizer", "pending_grads", "rng_cpu", "epoch", "iteration",
+              "last_opt_step", "best_fitness", "best_epoch", "loss_updates", "world_size")
+
+
+def same(a, b):
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b)
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def unloadable(weights_dir):
+    bad = 0
+    for f in sorted(glob.glob(weights_dir + "/*.ckpt") + glob.glob(weights_dir + "/*.pt")):
+        try:
+            torch.load(f, map_location="cpu", weights_only=False)
+        except Exception as e:  # noqa: BLE001 - any failure is an unloadable file
+            print(f"unloadable: {f}: {e}", file=sys.stderr)
+            bad += 1
+    return bad
+
+
+def equal(run_a, run_b):
+    a, b = (torch.load(d + "/weights/last.ckpt", map_location="cpu", weights_only=False)
+            for d in (run_a, run_b))
+    differing = [k for k in STATE_KEYS if k in a and not same(a[k], b.get(k))]
+    if differing:
+        print("differ: " + ", ".join(differing), file=sys.stderr)
+    return not differing
+
+
+def rows(run_a, run_b):
+    def read(d):
+        with open(d + "/results.csv") as f:
+            return [{k: v for k, v in r.items() if k != "time"} for r in csv.DictReader(f)]
+    return read(run_a) == read(run_b)
+
+
+if __name__ == "__main__":
+    command, args = sys.argv[1], sys.argv[2:]
+    if command == "unloadable":
+        print(unloadable(*args))
+    elif command in ("equal", "rows"):
+        print("true" if (equal if command == "equal" else rows)(*args) else "false")
+    else:
+        sys.exit(f"checkpoints.py: unknown command {command!r} (unloadable, equal, rows)")
