@@ -9,7 +9,7 @@
 #      fails the other after dist_timeout;
 #   3. that run resumed under torchrun with 2 ranks runs to its last epoch, ending bit-identical to
 #      the same run uninterrupted; its last.pt scores in a single process (trainer val);
-#   4. trainer's own launcher (device=cpu,cpu, with sync_bn; and a rank killed under it) and 2
+#   4. trainer's own launcher (device=cpu,cpu, with sync_bn; a rank killed under it; Ctrl-C) and 2
 #      "nodes" on loopback (two torchrun
 #      invocations, --nnodes 2) complete a short fit.
 # Usage: scripts/ddp_test.sh [work folder (default: temporary, removed on success)]
@@ -170,6 +170,20 @@ check "a rank killed under trainer's launcher: it exits non-zero" test "$launche
 check "... naming the rank and stopping the others" \
   grep -q "rank 1 (pid [0-9]*) was killed by signal 9: stopping the other ranks" "$work/launcher_kill.log"
 check "... and leaves no rank running" bash -c "! pgrep -P $launcher_pid >/dev/null"
+
+# Ctrl-C (SIGINT) to trainer's launcher stops every rank.
+"$trainer" fit "${common[@]}" epochs=30 name=launcher_int device=cpu,cpu >"$work/launcher_int.log" 2>&1 &
+launcher_pid=$!
+while [ "$(tail -n +2 "$work/launcher_int/results.csv" 2>/dev/null | grep -c .)" -lt 1 ]; do
+  kill -0 "$launcher_pid" 2>/dev/null || break
+  sleep 0.1
+done
+children=$(pgrep -P "$launcher_pid" | tr '\n' ' ')
+kill -INT "$launcher_pid"
+int_rc=0
+wait "$launcher_pid" || int_rc=$?
+check "Ctrl-C to the launcher: it exits 130 and no rank is left" \
+  bash -c "[ $int_rc = 130 ] && ! ps -p ${children// /,}0 -o pid= | grep -q ."
 
 # A global batch that does not divide among the ranks is refused before training.
 bad_rc=0
