@@ -4,17 +4,46 @@
 // no torchrun around it, it starts one rank per device itself and waits for them.
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <memory>
+#include <string>
 
 #include "app/commands.h"
 #include "app/config_args.h"
 #include "core/device_spelling.h"
+#include "core/error.h"
 #include "dist/local_launcher.h"
 #include "engine/rank_setup.h"
 #include "engine/trainer.h"
 
 namespace trainer::app {
+namespace {
+
+// Fault injection for the fault scripts (scripts/ddp_test.sh): TRAINER_FAULT_NON_FINITE=R:E:B makes
+// rank R's loss non-finite at batch B of epoch E (both 0-based) once, as a diverging run would.
+// Unset: no fault.
+std::function<bool(int64_t, int64_t)> non_finite_fault(int rank) {
+  const char* spec = std::getenv("TRAINER_FAULT_NON_FINITE");
+  if (spec == nullptr) return {};
+  int r = -1;
+  long long e = -1, b = -1;
+  if (std::sscanf(spec, "%d:%lld:%lld", &r, &e, &b) != 3) {
+    throw core::ConfigError(std::string("TRAINER_FAULT_NON_FINITE: '") + spec +
+                            "' is not RANK:EPOCH:BATCH");
+  }
+  if (r != rank) return {};
+  auto fired = std::make_shared<bool>(false);  // once: the redone epoch then runs clean
+  return [e, b, fired](int64_t epoch, int64_t batch) {
+    if (*fired || epoch != e || batch != b) return false;
+    *fired = true;
+    return true;
+  };
+}
+
+}  // namespace
 
 Command register_fit_command(CLI::App& app, const GlobalOptions& /*global*/) {
   struct Options {
@@ -42,6 +71,7 @@ Command register_fit_command(CLI::App& app, const GlobalOptions& /*global*/) {
             fit_options.world_size = ranks.env.world_size;
             fit_options.local_rank = ranks.env.local_rank;
             fit_options.local_world_size = ranks.env.local_world_size;
+            fit_options.inject_non_finite = non_finite_fault(ranks.env.rank);
             const auto result = engine::fit(config, fit_options);
             if (fit_options.rank != 0) return 0;
             std::cout << "run folder: " << result.run_dir.string() << "\n";

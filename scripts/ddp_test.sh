@@ -9,6 +9,7 @@
 #      fails the other after dist_timeout;
 #   3. that run resumed under torchrun with 2 ranks runs to its last epoch, ending bit-identical to
 #      the same run uninterrupted; its last.pt scores in a single process (trainer val);
+#      A NaN loss on one rank rolls the epoch back on every rank.
 #   4. trainer's own launcher (device=cpu,cpu, with sync_bn; a rank killed under it; Ctrl-C) and 2
 #      "nodes" on loopback (two torchrun
 #      invocations, --nnodes 2) complete a short fit.
@@ -170,6 +171,17 @@ check "a rank killed under trainer's launcher: it exits non-zero" test "$launche
 check "... naming the rank and stopping the others" \
   grep -q "rank 1 (pid [0-9]*) was killed by signal 9: stopping the other ranks" "$work/launcher_kill.log"
 check "... and leaves no rank running" bash -c "! pgrep -P $launcher_pid >/dev/null"
+
+# A non-finite loss on rank 1 only: every rank rolls the epoch back and the run completes.
+TRAINER_FAULT_NON_FINITE=1:1:0 torchrun --nproc-per-node 2 --master-port "$(free_port)" --no-python \
+  "$trainer" fit "${common[@]}" epochs=3 name=nonfinite >"$work/nonfinite.log" 2>&1 \
+  || cat "$work/nonfinite.log" >&2
+check "a NaN on rank 1: rank 0 rolls back too" \
+  grep -q "^non-finite loss or gradient in epoch 2: discarding its updates" "$work/nonfinite.log"
+check "... so does rank 1" \
+  grep -q "^\[rank 1\] non-finite loss or gradient in epoch 2: discarding its updates" "$work/nonfinite.log"
+check "... and the run completes its 3 epochs" \
+  test "$(tail -n +2 "$work/nonfinite/results.csv" 2>/dev/null | grep -c .)" = 3
 
 # Ctrl-C (SIGINT) to trainer's launcher stops every rank.
 "$trainer" fit "${common[@]}" epochs=30 name=launcher_int device=cpu,cpu >"$work/launcher_int.log" 2>&1 &

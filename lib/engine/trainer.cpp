@@ -249,8 +249,8 @@ FitResult fit(const core::TrainConfig& user_config, const FitOptions& options) {
       previews.clear();
       save_checkpoints(make_checkpoint(ctx, step, epoch, result.best_fitness, result.best_epoch),
                        *eval_model, weights_dir, improved, config.run.save_period);
-      last_saved_epoch = epoch;
     }
+    last_saved_epoch = epoch;  // every rank: a rollback reloads what rank 0 saved
     ++result.epochs_completed;
     if (val && final_epoch && main_rank && config.run.save_json) {
       task.write_predictions(*val, result.run_dir / "predictions.json");
