@@ -72,6 +72,14 @@ PY
 log "train loss (mean of 5 epochs): 2 ranks first $loss_first, last $loss_last; one process last $single_last"
 check "the loss falls (by > 0.4) and ends within 0.5 of the single-process run" test "$learns" = true
 
+# Waits until run NAME has a results row (its first epoch is done) or process PID has exited.
+wait_first_epoch() {
+  while [ "$(tail -n +2 "$work/$1/results.csv" 2>/dev/null | grep -c .)" -lt 1 ]; do
+    kill -0 "$2" 2>/dev/null || break
+    sleep 0.1
+  done
+}
+
 # Starts ranks 0 and 1 by hand with torchrun's variables (run NAME, extra overrides); sets
 # rank_pid0/rank_pid1 and waits until the run has finished its first epoch.
 start_two_ranks_past_epoch_one() {
@@ -83,10 +91,7 @@ start_two_ranks_past_epoch_one() {
       "$trainer" fit "${common[@]}" epochs=6 name="$name" "$@" >"$work/$name$r.log" 2>&1 &
     eval "rank_pid$r=$!"
   done
-  while [ "$(tail -n +2 "$work/$name/results.csv" 2>/dev/null | grep -c .)" -lt 1 ]; do
-    kill -0 "$rank_pid0" 2>/dev/null || break
-    sleep 0.1
-  done
+  wait_first_epoch "$name" "$rank_pid0"
 }
 
 # --- 2. kill -9 one of two ranks mid-run
@@ -158,10 +163,7 @@ check "... with BatchNorm statistics over both ranks (sync_bn)" \
 # trainer's launcher when a rank dies: it names the rank and stops the other one.
 "$trainer" fit "${common[@]}" epochs=30 name=launcher_kill device=cpu,cpu >"$work/launcher_kill.log" 2>&1 &
 launcher_pid=$!
-while [ "$(tail -n +2 "$work/launcher_kill/results.csv" 2>/dev/null | grep -c .)" -lt 1 ]; do
-  kill -0 "$launcher_pid" 2>/dev/null || break
-  sleep 0.1
-done
+wait_first_epoch launcher_kill "$launcher_pid"
 for child in $(pgrep -P "$launcher_pid"); do
   tr '\0' '\n' <"/proc/$child/environ" 2>/dev/null | grep -qx "RANK=1" && kill -9 "$child"
 done
@@ -186,10 +188,7 @@ check "... and the run completes its 3 epochs" \
 # Ctrl-C (SIGINT) to trainer's launcher stops every rank.
 "$trainer" fit "${common[@]}" epochs=30 name=launcher_int device=cpu,cpu >"$work/launcher_int.log" 2>&1 &
 launcher_pid=$!
-while [ "$(tail -n +2 "$work/launcher_int/results.csv" 2>/dev/null | grep -c .)" -lt 1 ]; do
-  kill -0 "$launcher_pid" 2>/dev/null || break
-  sleep 0.1
-done
+wait_first_epoch launcher_int "$launcher_pid"
 children=$(pgrep -P "$launcher_pid" | tr '\n' ' ')
 kill -INT "$launcher_pid"
 int_rc=0
