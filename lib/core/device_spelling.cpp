@@ -28,8 +28,8 @@ DeviceSpelling parse_device(const std::string& text) {
       std::all_of(index.begin(), index.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
   if (!digits) {
     throw ConfigError("device: \"" + text +
-                      "\" is not a device (use cpu, 0, 1, cuda, cuda:0 ...; several GPUs as a "
-                      "list: 0,1,2,3)");
+                      "\" is not one device (use cpu, 0, 1, cuda, cuda:0 ...; `trainer fit` also "
+                      "trains on several: device=0,1,2,3)");
   }
   out.kind = DeviceSpelling::Kind::kCuda;
   out.index = std::stoi(index);

@@ -82,7 +82,7 @@ TEST_CASE("bench abba and fit reject missing arms and bad keys before running an
         2);
   CHECK(out.find("unknown key 'nosuchkey'") != std::string::npos);
   CHECK(run_command(kTrainer + " bench optim --device gpu", &out) == 2);
-  CHECK(out.find("device: \"gpu\" is not a device") != std::string::npos);
+  CHECK(out.find("device: \"gpu\" is not one device") != std::string::npos);
 }
 
 TEST_CASE("bench interval and abba on a tiny config (1 pair, tiny counts)") {
