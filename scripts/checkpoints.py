@@ -5,6 +5,7 @@
   checkpoints.py equal RUN_A RUN_B        prints true when weights/last.ckpt of both runs hold the
                                           same model, EMA, optimizer, pending gradients, RNG and
                                           counters, bit for bit
+  checkpoints.py epochs-done RUN          prints how many epochs RUN's weights/last.ckpt holds
   checkpoints.py rows RUN_A RUN_B         prints true when both results.csv hold the same rows
                                           (every column but the wall time)
 Needs the project's venv (torch).
@@ -60,7 +61,10 @@ if __name__ == "__main__":
     command, args = sys.argv[1], sys.argv[2:]
     if command == "unloadable":
         print(unloadable(*args))
+    elif command == "epochs-done":
+        ckpt = torch.load(args[0] + "/weights/last.ckpt", map_location="cpu", weights_only=False)
+        print(int(ckpt["epoch"]) + 1)
     elif command in ("equal", "rows"):
         print("true" if (equal if command == "equal" else rows)(*args) else "false")
     else:
-        sys.exit(f"checkpoints.py: unknown command {command!r} (unloadable, equal, rows)")
+        sys.exit(f"checkpoints.py: unknown command {command!r} (unloadable, equal, epochs-done, rows)")

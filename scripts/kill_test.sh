@@ -88,6 +88,12 @@ for ((k = 1; k <= kills; k++)); do
     wait "$pid" && { done=1; log "the run finished before kill $k"; } || resumes_failed=$((resumes_failed + 1))
   fi
   if [ -d "$weights" ]; then unloadable=$((unloadable + $(check_loadable))); fi
+  # A kill that lands after the last epoch's checkpoint (the run was exiting): nothing to resume.
+  if [ $done = 0 ] && [ -f "$weights/last.ckpt" ] &&
+     [ "$("$python" "$TRAINER_ROOT/scripts/checkpoints.py" epochs-done "$run")" -ge "$epochs" ]; then
+    done=1
+    log "kill $k landed after the last epoch was saved: the run is complete"
+  fi
   [ $done = 1 ] && break
 done
 
