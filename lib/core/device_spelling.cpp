@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <sstream>
 
 #include "core/error.h"
 
@@ -37,27 +38,23 @@ DeviceSpelling parse_device(const std::string& text) {
 }
 
 std::vector<std::string> split_device_list(const std::string& text) {
-  std::vector<std::string> out;
   if (text.find(',') == std::string::npos) {
     parse_device(text);
-    out.push_back(text);
-    return out;
+    return {text};
   }
-  std::string cur;
-  for (size_t i = 0; i <= text.size(); ++i) {
-    if (i == text.size() || text[i] == ',') {
-      const auto b = cur.find_first_not_of(' ');
-      const auto e = cur.find_last_not_of(' ');
-      const std::string entry = b == std::string::npos ? "" : cur.substr(b, e - b + 1);
-      if (entry.empty()) {
-        throw ConfigError("device: \"" + text + "\" has an empty entry (use 0,1,2 ...)");
-      }
-      parse_device(entry);
-      out.push_back(entry);
-      cur.clear();
-    } else {
-      cur += text[i];
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string entry; std::getline(in, entry, ',');) {
+    const auto b = entry.find_first_not_of(' ');
+    entry = b == std::string::npos ? "" : entry.substr(b, entry.find_last_not_of(' ') - b + 1);
+    if (entry.empty()) {
+      throw ConfigError("device: \"" + text + "\" has an empty entry (use 0,1,2 ...)");
     }
+    parse_device(entry);
+    out.push_back(entry);
+  }
+  if (text.back() == ',') {
+    throw ConfigError("device: \"" + text + "\" has an empty entry (use 0,1,2 ...)");
   }
   return out;
 }

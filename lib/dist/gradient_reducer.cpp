@@ -37,10 +37,6 @@ GradientReducer::GradientReducer(Group& group, const std::vector<at::Tensor>& pa
 
 GradientReducer::~GradientReducer() = default;
 
-void GradientReducer::prepare_for_backward(const at::Tensor& loss) {
-  reducer_->prepare_for_backward({loss});
-}
-
 void GradientReducer::backward(const at::Tensor& loss) {
   guarded(group_.impl(), "averaging gradients", [&] {
     reducer_->prepare_for_backward({loss});

@@ -39,11 +39,9 @@ class GradientReducer {
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
 
-  // Call before each backward of `loss`: arms the hooks for this backward pass (and finds the
-  // parameters `loss` does not depend on). Afterwards every .grad holds the mean over ranks.
-  void prepare_for_backward(const at::Tensor& loss);
-  // prepare_for_backward, then loss.backward(); a failed all-reduce (a rank died or hung) becomes a
-  // CommError that names this rank.
+  // Runs loss.backward() with the hooks armed for this pass (and the parameters `loss` does not
+  // depend on found): afterwards every .grad holds the mean over ranks. A failed all-reduce (a
+  // rank died or hung) becomes a CommError that names this rank.
   void backward(const at::Tensor& loss);
 
   size_t buckets() const { return buckets_; }

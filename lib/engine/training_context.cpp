@@ -139,8 +139,7 @@ TrainingContext build_training_context(const core::TrainConfig& config,
   ctx.model->train();
   if (ctx.group) {  // rank 0's initial weights everywhere (per-rank seeds would differ otherwise)
     std::vector<at::Tensor> state;
-    for (const auto& p : ctx.model->parameters()) state.push_back(p);
-    for (const auto& b : ctx.model->buffers()) state.push_back(b);
+    for (const auto& [name, tensor] : named_state(*ctx.model)) state.push_back(tensor);
     ctx.group->broadcast(state, 0);
   }
   if (config.run.sync_bn && ctx.group && world_size > 1) {
