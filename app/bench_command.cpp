@@ -15,6 +15,7 @@ Command register_bench_command(CLI::App& app, const GlobalOptions& global) {
       register_bench_fit_command(*bench, global),
       register_bench_interval_command(*bench, global),
       register_bench_optim_command(*bench, global),
+      register_bench_precision_command(*bench, global),
   });
   return {bench, [commands] {
             for (const auto& command : *commands) {

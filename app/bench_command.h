@@ -13,5 +13,6 @@ Command register_bench_data_command(CLI::App& bench, const GlobalOptions& global
 Command register_bench_fit_command(CLI::App& bench, const GlobalOptions& global);
 Command register_bench_interval_command(CLI::App& bench, const GlobalOptions& global);
 Command register_bench_optim_command(CLI::App& bench, const GlobalOptions& global);
+Command register_bench_precision_command(CLI::App& bench, const GlobalOptions& global);
 
 }  // namespace trainer::app

@@ -67,6 +67,11 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
               spdlog::warn("no weights=PATH given: scoring a freshly initialised model");
             }
             model->to(device);
+            // Standalone scoring is fp32 unless bf16 is asked for (the reference's `val` has
+            // half=False); during fit, validation follows the training precision.
+            if (config.run.precision == core::Precision::kAuto) {
+              config.run.precision = core::Precision::kFP32;
+            }
             auto vo = engine::ValidationOptions::from_config(config);
             vo.keep_detections = true;
             // As the reference does before validating: BN folded into the convs and only the

@@ -34,6 +34,8 @@ Json interval_json(const engine::IntervalResult& timed, const engine::IntervalRe
   j["benchmark"] = "interval";
   j["unit"] = "ms";
   j["device"] = timed.device;
+  j["precision"] = timed.precision;
+  j["precision_reason"] = timed.precision_reason;
   j["warmup"] = options.warmup;
   j["measure"] = options.measure;
   j["batches_per_epoch"] = timed.batches_per_epoch;
@@ -74,9 +76,19 @@ Json interval_json(const engine::IntervalResult& timed, const engine::IntervalRe
 }
 
 const std::vector<std::string>& interval_json_keys() {
-  static const std::vector<std::string> keys = {
-      "benchmark",   "unit",         "device",    "warmup",      "measure", "batches_per_epoch",
-      "interval_ms", "intervals_ms", "breakdown", "peak_memory", "record"};
+  static const std::vector<std::string> keys = {"benchmark",
+                                                "unit",
+                                                "device",
+                                                "precision",
+                                                "precision_reason",
+                                                "warmup",
+                                                "measure",
+                                                "batches_per_epoch",
+                                                "interval_ms",
+                                                "intervals_ms",
+                                                "breakdown",
+                                                "peak_memory",
+                                                "record"};
   return keys;
 }
 

@@ -20,7 +20,9 @@ namespace trainer::core {
 
 enum class OptimizerImpl { kScalar, kBatched, kPadded };
 enum class EmaImpl { kScalar, kForeach };
-enum class Precision { kBF16, kFP32 };
+// kAuto: bf16 where the device runs it natively and the start-up check agrees, else fp32
+// (engine/precision_choice.h).
+enum class Precision { kAuto, kBF16, kFP32 };
 enum class NsDtype { kBF16, kFP32 };
 enum class CacheMode { kNone, kRam };
 // Which head scores YOLO26 at validation: auto/true = the one-to-many head with NMS (8.4.190's
@@ -116,10 +118,11 @@ struct RunConfig {
   std::optional<Task> task;
   int64_t seed = 0;
   bool deterministic = true;
-  Precision precision =
-      Precision::kBF16;  // reference: amp=True; we standardise on BF16 (no scaler)
-  std::string device;    // "" = first CUDA device if present, else cpu
-  std::string project;   // "" = runs/<task>
+  // Reference: amp=True (fp16 + scaler on CUDA, fp32 on CPU); ours: BF16 autocast (no scaler)
+  // where the device is fast at it and the start-up check passes.
+  Precision precision = Precision::kAuto;
+  std::string device;   // "" = first CUDA device if present, else cpu
+  std::string project;  // "" = runs/<task>
   std::string name = "train";
   bool exist_ok = false;
   int64_t save_period = -1;

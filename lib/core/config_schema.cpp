@@ -358,15 +358,16 @@ std::vector<FieldSpec> build_fields() {
   }
   f.push_back(choice_field<Precision>(
       "precision", "run", [](auto& c) -> auto& { return c.run.precision; },
-      {{"bf16", Precision::kBF16}, {"fp32", Precision::kFP32}},
-      "forward/loss precision (bf16 autocast or fp32)"));
+      {{"auto", Precision::kAuto}, {"bf16", Precision::kBF16}, {"fp32", Precision::kFP32}},
+      "forward/loss precision: bf16 autocast, fp32, or auto (bf16 where the device runs it "
+      "natively and a start-up check agrees with fp32)"));
   {
     // The reference's `amp: true|false` selects our precision.
     auto amp = choice_field<Precision>(
         "amp", "run", [](auto& c) -> auto& { return c.run.precision; },
-        {{"bf16", Precision::kBF16}, {"fp32", Precision::kFP32}},
-        "reference spelling of precision: true = bf16, false = fp32");
-    amp.yaml_true_choice = "bf16";
+        {{"auto", Precision::kAuto}, {"bf16", Precision::kBF16}, {"fp32", Precision::kFP32}},
+        "reference spelling of precision: true = auto, false = fp32");
+    amp.yaml_true_choice = "auto";
     amp.yaml_false_choice = "fp32";
     amp.alias = true;
     f.push_back(std::move(amp));

@@ -92,6 +92,7 @@ void save_checkpoint(const Checkpoint& c, const std::filesystem::path& path) {
   dict.insert("loss_updates", c.loss_updates);
   dict.insert("optimizer_name", c.optimizer_name);
   dict.insert("world_size", c.world_size);
+  dict.insert("precision", c.precision);
   dict.insert("model", to_dict(c.model));
   dict.insert("ema", to_dict(c.ema));
   dict.insert("optimizer", to_dict(c.optimizer));
@@ -153,6 +154,7 @@ Checkpoint parse_checkpoint(const std::vector<char>& bytes, const std::string& f
   c.loss_updates = r.integer("loss_updates");
   c.optimizer_name = r.string("optimizer_name");
   if (dict.find("world_size") != dict.end()) c.world_size = r.integer("world_size");
+  if (dict.find("precision") != dict.end()) c.precision = r.string("precision");
   c.model = r.tensors("model");
   c.ema = r.tensors("ema");
   c.optimizer = r.tensors("optimizer");

@@ -42,6 +42,7 @@ struct Checkpoint {
   int64_t loss_updates = 0;    // end-to-end loss schedule (ProgLoss) updates
   std::string optimizer_name;  // "MuSGD", "SGD", "AdamW"
   int64_t world_size = 1;      // data-parallel ranks that trained it (1 when absent)
+  std::string precision;       // what it computed in, "bf16" / "fp32" ("" when absent)
   TensorMap model;             // live weights and buffers, reference key names
   TensorMap ema;               // ModelEma::state_dict() (includes ema.updates)
   TensorMap optimizer;         // Optimizer::state_dict()

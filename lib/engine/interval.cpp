@@ -50,6 +50,8 @@ IntervalResult measure_intervals(const core::TrainConfig& config, const Interval
   BreakdownClock clock(ctx.device);
   IntervalResult result;
   result.device = ctx.device.str();
+  result.precision = ctx.bf16() ? "bf16" : "fp32";
+  result.precision_reason = ctx.precision.reason;
   result.batches_per_epoch = ctx.batches_per_epoch();
 
   const int total = options.warmup + options.measure;

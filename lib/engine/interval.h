@@ -35,6 +35,8 @@ struct IntervalResult {
   std::vector<double> intervals_ms;  // `measure` complete intervals
   StageTimes stages;                 // filled when breakdown
   std::string device;                // "cpu", "cuda:0"
+  std::string precision;             // "bf16" / "fp32": `precision` resolved (auto included)
+  std::string precision_reason;      // why (engine/precision_choice.h)
   int64_t batches_per_epoch = 0;
 };
 

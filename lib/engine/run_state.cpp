@@ -87,6 +87,7 @@ Checkpoint make_checkpoint(const TrainingContext& ctx, const TrainStep& step, in
   ckpt.best_epoch = best_epoch;
   ckpt.loss_updates = ctx.criterion->epoch_updates();
   ckpt.world_size = ctx.world_size();
+  ckpt.precision = ctx.bf16() ? "bf16" : "fp32";
   // The file keeps the reference's spelling of the optimizer (a string, as its checkpoints do).
   ckpt.optimizer_name = optim::optimizer_kind_name(ctx.optimizer_choice.kind);
   ckpt.model = to_map(ctx.live_state);
@@ -96,6 +97,19 @@ Checkpoint make_checkpoint(const TrainingContext& ctx, const TrainStep& step, in
   ckpt.rng_cpu = at::detail::getDefaultCPUGenerator().get_state();
   ckpt.date = now_iso();
   return ckpt;
+}
+
+void keep_checkpoint_precision(TrainingContext& ctx, const Checkpoint& checkpoint) {
+  if (ctx.config.run.precision != core::Precision::kAuto) return;
+  if (checkpoint.precision != "bf16" && checkpoint.precision != "fp32") return;
+  const bool bf16 = checkpoint.precision == "bf16";
+  if (bf16 == ctx.bf16()) return;
+  ctx.precision.precision = bf16 ? core::Precision::kBF16 : core::Precision::kFP32;
+  ctx.precision.reason = fmt::format(
+      "precision: auto -> {}: kept from the checkpoint, which chose it when the run started (here "
+      "and now it would be: {})",
+      checkpoint.precision, ctx.precision.reason);
+  spdlog::info("{}", ctx.precision.reason);
 }
 
 int64_t restore_run(TrainingContext& ctx, TrainStep& step, const Checkpoint& checkpoint,

@@ -20,6 +20,11 @@ class TrainStep;
 Checkpoint make_checkpoint(const TrainingContext& ctx, const TrainStep& step, int64_t epoch,
                            double best_fitness, int64_t best_epoch);
 
+// A resume under `precision: auto` continues in the precision the checkpoint was trained in
+// (recorded by make_checkpoint), whatever this start's probe chose: a borderline speed probe must
+// not switch a run's numerics halfway. Call before the validator is built.
+void keep_checkpoint_precision(TrainingContext& ctx, const Checkpoint& checkpoint);
+
 // A resume: model, EMA, optimizer, loss schedule, CPU RNG, the last optimizer step and the pending
 // gradients from `checkpoint` (read from `source`). Returns the epoch to continue with; throws
 // core::ConfigError when the run already finished its epochs.

@@ -124,9 +124,11 @@ FitResult fit(const core::TrainConfig& user_config, const FitOptions& options) {
   context_options.need_val = main_rank;
   TrainingContext ctx = build_training_context(config, context_options);
   ctx.config.run.device = user_config.run.device;  // checkpoints keep the device list
+  if (folder.resume) keep_checkpoint_precision(ctx, *folder.resume);
   const TaskDefinition& task = *ctx.task;
   // Rank 0 validates with the per-rank batch (the reference's val batch is 2 x batch / world).
   core::TrainConfig val_config = config;
+  val_config.run.precision = ctx.precision.precision;  // auto resolved
   val_config.data.batch = config.data.batch / ctx.world_size();
   std::optional<Validator> validator;
   if (main_rank) validator.emplace(ctx.val_set, ctx.dataset, val_config, ctx.device);

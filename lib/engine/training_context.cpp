@@ -142,6 +142,9 @@ TrainingContext build_training_context(const core::TrainConfig& config,
     for (const auto& [name, tensor] : named_state(*ctx.model)) state.push_back(tensor);
     ctx.group->broadcast(state, 0);
   }
+  ctx.precision = choose_precision(config.run.precision, *ctx.model, ctx.device, config.data.imgsz,
+                                   config.data.batch / world_size, ctx.group.get());
+  spdlog::info("{}", ctx.precision.reason);
   if (config.run.sync_bn && ctx.group && world_size > 1) {
     std::shared_ptr<dist::Group> group = ctx.group;
     const int64_t layers = model::set_batch_norm_override(

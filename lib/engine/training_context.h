@@ -15,6 +15,7 @@
 #include "data/loader.h"
 #include "dist/gradient_reducer.h"
 #include "dist/group.h"
+#include "engine/precision_choice.h"
 #include "engine/task.h"
 #include "loss/detection_loss.h"
 #include "model/detection_model.h"
@@ -48,7 +49,11 @@ struct TrainingContext {
   std::shared_ptr<dist::Group> group;
   std::unique_ptr<dist::GradientReducer> reducer;
 
-  bool bf16() const { return config.run.precision == core::Precision::kBF16; }
+  // `precision` resolved for this device and model (config.run.precision keeps what was asked,
+  // `auto` included, so a checkpoint resumes under the same request).
+  PrecisionDecision precision;
+
+  bool bf16() const { return precision.precision == core::Precision::kBF16; }
   int world_size() const { return group ? group->size() : 1; }
   bool main_rank() const { return !group || group->rank() == 0; }
   int64_t batches_per_epoch() const { return schedule.batches_per_epoch; }

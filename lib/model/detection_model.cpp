@@ -120,6 +120,7 @@ DetectOutput DetectionModelImpl::run(const torch::Tensor& images) {
     } else {
       outputs.push_back(unary_[i]->forward(i == 0 ? images : input_of(l.from[0])));
     }
+    if (observer_) outputs.back() = observer_(i, outputs.back());
   }
   TORCH_CHECK(false, "model spec has no Detect layer");
 }

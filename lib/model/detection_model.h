@@ -9,6 +9,7 @@
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/pimpl.h>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -63,6 +64,13 @@ class DetectionModelImpl : public torch::nn::Module {
   // The layer modules in order ("model.<i>"), for per-layer summaries.
   std::vector<std::shared_ptr<torch::nn::Module>> layer_modules() const;
 
+  // Called with (layer index, output) after every layer before the head, in forward order; what
+  // it returns continues in the output's place (return the argument to only observe; return
+  // another tensor to feed later layers a reference value, as a layer-by-layer comparison does:
+  // engine/precision_choice.h, engine/precision_compare.h). An empty function (default) = none.
+  using LayerObserver = std::function<torch::Tensor(size_t, const torch::Tensor&)>;
+  void set_layer_observer(LayerObserver observer) { observer_ = std::move(observer); }
+
  private:
   DetectOutput run(const torch::Tensor& images);
 
@@ -71,6 +79,7 @@ class DetectionModelImpl : public torch::nn::Module {
   torch::nn::ModuleList layers_{nullptr};
   std::vector<std::shared_ptr<UnaryModule>> unary_;  // per layer; null for Concat and Detect
   Detect head_{nullptr};
+  LayerObserver observer_;
 };
 TORCH_MODULE(DetectionModel);
 

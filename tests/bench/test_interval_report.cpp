@@ -15,6 +15,8 @@ engine::IntervalResult hand_made(bool with_stages) {
   engine::IntervalResult r;
   r.intervals_ms = {10.0, 30.0, 20.0, 40.0};  // median (20 + 30) / 2 = 25, min 10, max 40
   r.device = "cpu";
+  r.precision = "bf16";
+  r.precision_reason = "precision: auto -> bf16: CPU has AVX512-BF16";
   r.batches_per_epoch = 32;
   if (with_stages) {
     auto& s = r.stages;
@@ -50,6 +52,8 @@ TEST_CASE("interval JSON: summary, raw intervals, breakdown medians, peak memory
   CHECK(missing_fields(j, interval_json_keys()).empty());
   CHECK_NOTHROW(check_interval_json(j));
   CHECK(j["benchmark"] == "interval");
+  CHECK(j["precision"] == "bf16");
+  CHECK(j["precision_reason"] == "precision: auto -> bf16: CPU has AVX512-BF16");
   CHECK(j["interval_ms"]["median"].get<double>() == 25.0);
   CHECK(j["interval_ms"]["min"].get<double>() == 10.0);
   CHECK(j["interval_ms"]["max"].get<double>() == 40.0);

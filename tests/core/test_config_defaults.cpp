@@ -79,11 +79,11 @@ TEST_CASE("run and data defaults equal the reference (sections 3.3, 3.4, 6)") {
   CHECK_FALSE(c.run.task.has_value());  // from the model name (core/task.h)
 }
 
-TEST_CASE("our own defaults: fast schedules on, BF16 precision") {
+TEST_CASE("our own defaults: fast schedules on, automatic precision") {
   const TrainConfig c;
   CHECK(c.optim.impl == OptimizerImpl::kPadded);
   CHECK(c.ema.impl == EmaImpl::kForeach);
-  CHECK(c.run.precision == Precision::kBF16);
+  CHECK(c.run.precision == Precision::kAuto);
   CHECK(c.model.model == "yolo26n");
 }
 

@@ -31,6 +31,8 @@ Checkpoint sample(double scale) {
   c.best_epoch = 1;
   c.loss_updates = 2;
   c.optimizer_name = "MuSGD";
+  c.world_size = 2;
+  c.precision = "bf16";
   c.model["model.0.conv.weight"] = torch::arange(24, torch::kFloat).reshape({2, 3, 2, 2}) * scale;
   c.model["model.0.bn.num_batches_tracked"] = torch::tensor(int64_t{7});
   c.ema["ema.model.0.conv.weight"] = torch::ones({2, 3, 2, 2});
@@ -67,6 +69,8 @@ TEST_CASE("checkpoint: every field survives a round trip bit for bit") {
   CHECK(read.best_epoch == 1);
   CHECK(read.loss_updates == 2);
   CHECK(read.optimizer_name == "MuSGD");
+  CHECK(read.world_size == 2);
+  CHECK(read.precision == "bf16");
   CHECK(equal_maps(read.model, written.model));
   CHECK(equal_maps(read.ema, written.ema));
   CHECK(equal_maps(read.optimizer, written.optimizer));
