@@ -2,7 +2,8 @@
 # One-script check on a GPU machine: builds trainer with CUDA against that machine's Python torch,
 # runs the CUDA smoke tests (tests/cuda: GPU against CPU, and the host syncs of a training step),
 # `trainer bench interval` on the L4 protocol config (yolo26n, batch 4, 640, BF16) and on the CPU
-# short-fit config, a short `trainer bench fit` and one ABBA of the optimizer schedules, on a
+# short-fit config, `trainer bench precision` (BF16 against fp32 under CUDA autocast), a short
+# `trainer bench fit` and one ABBA of the optimizer schedules, on a
 # machine with 2+ GPUs a data-parallel step (NCCL: torchrun bench interval, a device=0,1 fit), and
 # writes JSON results to an output folder.
 #
@@ -181,6 +182,18 @@ for b in ("bench_interval", "bench_interval_cpu_config", "bench_fit", "bench_abb
             summary[b] = headline(json.load(open(p)))
         except ValueError as e:
             summary[b] = {"error": f"{p} is not JSON: {e}"}
+p = os.path.join(work, "bench_precision.json")
+if os.path.exists(p):
+    try:
+        j = json.load(open(p))
+        keep = ("device", "auto_decision", "head_box_error", "head_class_error", "gradient_error",
+                "gradient_cosine", "floor_gradient_cosine", "gradients_fp32", "running_stats_fp32",
+                "loss_low_precision_ops", "loss")
+        summary["bench_precision"] = {k: j.get(k) for k in keep}
+        summary["bench_precision"]["bf16_forward_ops"] = sorted(
+            k for k, v in j.get("forward_ops", {}).items() if v.get("bf16_calls", 0) > 0)
+    except ValueError as e:
+        summary["bench_precision"] = {"error": f"{p} is not JSON: {e}"}
 json.dump(summary, open(os.path.join(out, "gpu_check.json"), "w"), indent=2)
 EOF
   say "results in $out (exit $code)"
@@ -386,6 +399,11 @@ if wants bench; then
   interval_s=$((SECONDS - interval_start))
   run_bench bench_interval_cpu_config "$(scaled 70)" interval "$cpu_config" "${cpu_overrides[@]}" \
     "${count_flags[@]}"
+  # BF16 against fp32 on one batch (which ops CUDA autocast lowers, per-layer errors, the auto
+  # decision); the JSON stays in the work folder, its headline goes to gpu_check.json.
+  rm -f "$work/bench_precision.json"
+  step bench_precision "$(scaled 40)" "$trainer" bench precision "$config" "${overrides[@]}" \
+    --json "$work/bench_precision.json"
   # A short fit (one epoch, 2 validation batches) of each optimizer schedule, timed start to exit.
   fit_overrides=()
   # The CPU fallback fits coco8 (4 images): coco128 at 2 images a step outlasts the step's cap.
