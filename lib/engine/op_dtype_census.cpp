@@ -20,7 +20,7 @@ namespace {
 
 // The censuses alive on this thread, and the one callback they share (registered by the first,
 // removed with the last), so nested censuses each count an op once.
-thread_local std::vector<OpDtypeCensus::State*>* active = nullptr;
+thread_local std::vector<OpDtypeCensus::State*> active;
 thread_local at::CallbackHandle callback = 0;
 
 enum class Kind { kNone, kFull, kLow };
@@ -48,11 +48,11 @@ Kind value_kind(const c10::IValue& v) {
 }
 
 std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
-  if (active == nullptr || active->empty()) return nullptr;
+  if (active.empty()) return nullptr;
   Kind kind = Kind::kNone;
   for (const c10::IValue& input : fn.inputs()) kind = merge(kind, value_kind(input));
   const std::string name = fn.name();
-  for (OpDtypeCensus::State* state : *active) {
+  for (OpDtypeCensus::State* state : active) {
     std::lock_guard<std::mutex> lock(state->mutex);
     OpDtypeCount& c = state->counts[name];
     if (kind == Kind::kLow) {
@@ -69,18 +69,17 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
 }  // namespace
 
 OpDtypeCensus::OpDtypeCensus() : state_(std::make_shared<State>()) {
-  if (active == nullptr) active = new std::vector<State*>();  // lives as long as the thread
-  if (active->empty()) {
+  if (active.empty()) {
     callback =
         at::addThreadLocalCallback(at::RecordFunctionCallback(&on_enter).needsInputs(true).scopes(
             {at::RecordScope::FUNCTION}));
   }
-  active->push_back(state_.get());
+  active.push_back(state_.get());
 }
 
 OpDtypeCensus::~OpDtypeCensus() {
-  active->erase(std::find(active->begin(), active->end(), state_.get()));
-  if (active->empty()) at::removeCallback(callback);
+  active.erase(std::find(active.begin(), active.end(), state_.get()));
+  if (active.empty()) at::removeCallback(callback);
 }
 
 std::map<std::string, OpDtypeCount> OpDtypeCensus::counts() const {
