@@ -14,6 +14,7 @@
 #include "core/autocast_guard.h"
 #include "dist/group.h"
 #include "engine/device.h"
+#include "engine/model_state_guard.h"
 #include "model/detection_model.h"
 
 #ifdef TRAINER_WITH_CUDA
@@ -39,32 +40,6 @@ torch::Tensor test_pattern(int64_t imgsz) {
   const auto b = 0.5 + 0.5 * torch::sin(x * 5.0) * torch::cos(y * 11.0);
   return torch::stack({r, g, b}).unsqueeze(0).contiguous();
 }
-
-// Restores a model's buffers, gradients and mode after probing it in training mode.
-class ModelStateGuard {
- public:
-  explicit ModelStateGuard(model::DetectionModelImpl& m)
-      : model_(m), was_training_(m.is_training()) {
-    for (const auto& b : m.buffers()) buffers_.push_back(b.clone());
-    for (const auto& p : m.parameters())
-      grads_.push_back(p.grad().defined() ? p.grad().clone() : at::Tensor());
-  }
-  ~ModelStateGuard() {
-    torch::NoGradGuard no_grad;
-    size_t i = 0;
-    for (auto& b : model_.buffers()) b.copy_(buffers_[i++]);
-    i = 0;
-    for (auto& p : model_.parameters()) p.mutable_grad() = grads_[i++];
-    model_.train(was_training_);
-  }
-  ModelStateGuard(const ModelStateGuard&) = delete;
-  ModelStateGuard& operator=(const ModelStateGuard&) = delete;
-
- private:
-  model::DetectionModelImpl& model_;
-  bool was_training_;
-  std::vector<at::Tensor> buffers_, grads_;
-};
 
 double training_step_ms(model::DetectionModelImpl& model, const torch::Tensor& images,
                         const c10::Device& device, bool bf16) {
@@ -142,13 +117,8 @@ double bf16_check_error(model::DetectionModelImpl& model, const c10::Device& dev
     reference[i] = t.detach().clone();
     return t;
   });
-  std::vector<at::Tensor> buffers;
-  for (const auto& b : model.buffers()) buffers.push_back(b.clone());
   const model::DetectOutput fp32 = model.forward_train(images);
-  {
-    size_t k = 0;
-    for (auto& b : model.buffers()) b.copy_(buffers[k++]);
-  }
+  restore.restore_buffers();
   // Pass 2, bf16, layer by layer: each layer gets the fp32 pass's input and its output is
   // compared with the fp32 pass's output, so the error is that layer's own (no accumulation).
   double worst = 0.0;

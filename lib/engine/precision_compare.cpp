@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/autocast_guard.h"
+#include "engine/model_state_guard.h"
 #include "loss/detection_loss.h"
 #include "model/detection_model.h"
 
@@ -64,15 +65,11 @@ PrecisionComparison compare_precisions(model::DetectionModelImpl& model,
     params.push_back(p.value());
     param_names.push_back(p.key());
   }
-  std::vector<at::Tensor> saved_buffers, saved_grads;
-  for (const auto& b : model.named_buffers()) saved_buffers.push_back(b.value().clone());
-  for (const auto& p : params) {
-    saved_grads.push_back(p.grad().defined() ? p.grad().clone() : at::Tensor());
-  }
   const int64_t reg_max4 = 4 * model.reg_max();
   std::vector<std::string> bf16_dtypes(model.layer_modules().size());
   std::string head_dtype;
   PrecisionComparison out;
+  ModelStateGuard restore(model);  // the model leaves as it came (statistics, gradients, mode)
 
   const auto run = [&](bool bf16, const at::Tensor& input) {
     Pass pass;
@@ -82,12 +79,8 @@ PrecisionComparison compare_precisions(model::DetectionModelImpl& model,
       if (bf16) bf16_dtypes[i] = std::string(c10::toString(t.scalar_type()));
       return t;
     });
-    // Same starting state for both passes: BN running statistics as they were, no gradients.
-    {
-      torch::NoGradGuard no_grad;
-      size_t k = 0;
-      for (const auto& b : model.named_buffers()) b.value().copy_(saved_buffers[k++]);
-    }
+    // Same starting state for every pass: BN running statistics as they were, no gradients.
+    restore.restore_buffers();
     for (auto& p : params) p.mutable_grad() = at::Tensor();
     loss::LossResult result;
     {
@@ -136,29 +129,18 @@ PrecisionComparison compare_precisions(model::DetectionModelImpl& model,
   // flip on ties), not a numerical fault of bf16.
   const Pass rounded = run(false, images.to(at::kBFloat16).to(images.scalar_type()));
 
-  // Restore the model as it came.
-  {
-    torch::NoGradGuard no_grad;
-    size_t k = 0;
-    for (const auto& b : model.named_buffers()) b.value().copy_(saved_buffers[k++]);
-  }
-  for (size_t i = 0; i < params.size(); ++i) params[i].mutable_grad() = saved_grads[i];
-
   const auto modules = model.layer_modules();
   for (size_t i = 0; i < modules.size(); ++i) {
     LayerComparison layer;
     layer.index = static_cast<int64_t>(i);
     layer.type = short_type(modules[i]->name());
     const std::string prefix = "model." + std::to_string(i) + ".";
-    std::vector<at::Tensor> ga, gb;
+    std::vector<at::Tensor> ga, gb, gr;
     for (size_t p = 0; p < params.size(); ++p) {
       if (param_names[p].rfind(prefix, 0) != 0) continue;
       ga.push_back(fp32.grads[p]);
       gb.push_back(bf16.grads[p]);
-    }
-    std::vector<at::Tensor> gr;
-    for (size_t p = 0; p < params.size(); ++p) {
-      if (param_names[p].rfind(prefix, 0) == 0) gr.push_back(rounded.grads[p]);
+      gr.push_back(rounded.grads[p]);
     }
     layer.gradient_error = relative_error(ga, gb);
     layer.gradient_cosine = cosine(ga, gb);
