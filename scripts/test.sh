@@ -20,7 +20,7 @@ fi
 
 if [ "${TRAINER_SKIP_SANITIZE:-0}" != 1 ]; then
   echo "[test] core and data suites and fuzz replays under ASan + UBSan in $TRAINER_BUILD_ASAN"
-  asan_suites=(test_core test_core_torch test_data_spec test_data test_image_codecs
+  asan_suites=(test_core test_core_torch test_data_spec test_data test_image_codecs test_geometry
                fuzz_replay_config fuzz_replay_dataset_yaml fuzz_replay_yolo_labels
                fuzz_replay_coco_json fuzz_replay_coco_results fuzz_replay_checkpoint
                fuzz_replay_image_header fuzz_replay_exif)

@@ -24,7 +24,10 @@ enum class EmaImpl { kScalar, kForeach };
 // (engine/precision_choice.h).
 enum class Precision { kAuto, kBF16, kFP32 };
 enum class NsDtype { kBF16, kFP32 };
-enum class CacheMode { kNone, kRam };
+// kRam: what fits in `cache_gb` (decoded resized images, else the encoded files;
+// data/cache_plan.h); kDisk: resized images stored once in files beside the dataset
+// (data/disk_cache.h).
+enum class CacheMode { kNone, kRam, kDisk };
 // Which head scores YOLO26 at validation: auto/true = the one-to-many head with NMS (8.4.190's
 // default, `nms: null`), false = the NMS-free one-to-one top-k. YOLO11 always uses NMS.
 enum class NmsMode { kAuto, kOn, kOff };
@@ -47,6 +50,10 @@ struct DataConfig {
   int64_t batch = 16;
   int64_t workers = 8;  // capped at run time by the cores available (see the loader)
   CacheMode cache = CacheMode::kNone;
+  // RAM cache budget in GB; 0 = auto (half the available memory, shared by the local ranks).
+  double cache_gb = 0.0;
+  // Where cache: disk keeps its files; "" = beside each image, as the reference does.
+  std::string cache_dir;
   bool single_cls = false;  // every class becomes class 0 "item" (both splits)
   std::string classes;      // "" all, "N" or "[i, j]": train and validate on those classes only
   double fraction = 1.0;    // training images used: a ratio in (0, 1], or a count above 1

@@ -157,16 +157,19 @@ std::vector<FieldSpec> build_fields() {
   {
     auto cache = choice_field<CacheMode>(
         "cache", "data", [](auto& c) -> auto& { return c.data.cache; },
-        {{"none", CacheMode::kNone}, {"ram", CacheMode::kRam}},
-        "image cache: ram keeps resized images in memory");
+        {{"none", CacheMode::kNone}, {"ram", CacheMode::kRam}, {"disk", CacheMode::kDisk}},
+        "image cache: ram keeps what fits in cache_gb (decoded images, else the image files); "
+        "disk stores resized images beside the dataset (or in cache_dir) for later runs");
     cache.yaml_true_choice = "ram";
     cache.yaml_false_choice = "none";
-    cache.refused_values = {
-        {"disk",
-         "is not supported yet (resized images stored beside the dataset); use cache: ram, "
-         "or false to decode every epoch"}};
     f.push_back(std::move(cache));
   }
+  f.push_back(float_field(
+      "cache_gb", "data", [](auto& c) -> auto& { return c.data.cache_gb; }, closed(0, 1e6),
+      "cache: ram memory budget in GB (0 = half the available memory, shared by local ranks)"));
+  f.push_back(string_field(
+      "cache_dir", "data", [](auto& c) -> auto& { return c.data.cache_dir; },
+      "cache: disk folder for the resized images (empty = beside each image)", FieldType::kPath));
   f.push_back(bool_field(
       "single_cls", "data", [](auto& c) -> auto& { return c.data.single_cls; },
       "train and validate as one class 'item' (every label becomes class 0)"));

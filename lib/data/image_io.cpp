@@ -9,16 +9,26 @@
 
 #include "core/error.h"
 #include "data/image_codec.h"
+#include "data/stage_profile.h"
 
 namespace trainer::data {
 
 cv::Mat read_image_bgr(const std::filesystem::path& file) {
   std::vector<uint8_t> bytes;
-  if (!read_file_bytes(file, &bytes)) {
+  bool read = false;
+  {
+    StageScope scope(Stage::kRead);
+    read = read_file_bytes(file, &bytes);
+  }
+  if (!read) {
     throw core::InputError(fmt::format("{}: image not found or unreadable", file.string()));
   }
   std::string error;
-  cv::Mat image = decode_image_bgr(bytes, &error);
+  cv::Mat image;
+  {
+    StageScope scope(Stage::kDecode);
+    image = decode_image_bgr(bytes, &error);
+  }
   if (image.empty()) {
     throw core::InputError(fmt::format("{}: cannot decode image: {}", file.string(), error));
   }
@@ -35,6 +45,7 @@ cv::Size long_side_size(int height, int width, int imgsz) {
 cv::Mat resize_long_side(const cv::Mat& image, int imgsz) {
   const cv::Size size = long_side_size(image.rows, image.cols, imgsz);
   if (size == image.size()) return image;
+  StageScope scope(Stage::kResize);
   cv::Mat out;
   cv::resize(image, out, size, 0, 0, cv::INTER_LINEAR);
   return out;

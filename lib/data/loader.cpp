@@ -16,9 +16,11 @@
 #include "data/augment/pipeline.h"
 #include "data/augment/sample_rng.h"
 #include "data/buffer_pool.h"
-#include "data/image_cache.h"
 #include "data/image_io.h"
+#include "data/image_store.h"
+#include "data/recent_images.h"
 #include "data/rect_shapes.h"
+#include "data/stage_profile.h"
 
 namespace trainer::data {
 
@@ -47,10 +49,13 @@ Loader::Loader(const DatasetIndex& dataset, LoaderOptions options)
     spdlog::warn("rect training: batches in aspect-ratio order (shuffle is off), no mosaic");
     options_.shuffle = false;
   }
-  if (options_.cache_ram) {
-    auto cache =
-        ImageCache::build(dataset_, options_.imgsz, std::max(workers_, 1), options_.show_progress);
-    if (cache) cache_ = std::make_unique<ImageCache>(std::move(*cache));
+  images_ = ImageStore::open(dataset_, options_.imgsz, options_.cache, options_.cache_gb,
+                             options_.cache_dir, std::max(workers_, 1), options_.show_progress);
+  if (options_.augment && images_->kind() != StoreKind::kRamDecoded) {
+    // The partner window plus the anchors the workers may be ahead by.
+    const int64_t ahead = int64_t(workers_ + options_.prefetch + 1) * options_.batch;
+    recent_ = std::make_unique<RecentImages>(static_cast<size_t>(
+        std::min<int64_t>(int64_t(dataset_.items.size()), partner_window() + ahead)));
   }
   pool_ = std::make_unique<BufferPool>(options_.pin_memory && pinned_memory_available(),
                                        static_cast<size_t>(workers_ + options_.prefetch + 2));
@@ -189,12 +194,14 @@ namespace {
 
 // The dataset image at training size with its boxes in pixels. Throws core::InputError naming
 // the file when it cannot be decoded (or could not be when the RAM cache was built).
-Sample fetch_sample(const DatasetIndex& dataset, const ImageCache* cache, int imgsz, int64_t i) {
+Sample fetch_sample(const DatasetIndex& dataset, const ImageStore& images, RecentImages* recent,
+                    int64_t i) {
   const ImageLabels& item = dataset.items[i];
   Sample s;
-  s.image = cache ? cache->image(i) : resize_long_side(read_image_bgr(item.image), imgsz);
+  if (recent) s.image = recent->find(i);
   if (s.image.empty()) {
-    throw core::InputError(item.image.string() + ": could not be decoded for the RAM cache");
+    s.image = images.resized(static_cast<size_t>(i));
+    if (recent) recent->put(i, s.image);
   }
   const float w = static_cast<float>(s.width()), h = static_cast<float>(s.height());
   s.classes = item.classes;
@@ -224,7 +231,7 @@ Sample Loader::fetch_or_replace(int64_t i, int64_t* used) const {
   for (int64_t k = 0; k < std::min(kMaxReplacements, n); ++k) {
     const int64_t j = (i + k) % n;
     try {
-      Sample s = fetch_sample(dataset_, cache_.get(), options_.imgsz, j);
+      Sample s = fetch_sample(dataset_, *images_, recent_.get(), j);
       if (used) *used = j;
       return s;
     } catch (const core::InputError& e) {
@@ -282,6 +289,7 @@ Batch Loader::build_batch(int64_t b) const {
     if (!options_.augment) resized = fetch_or_replace(index, &index);  // the image actually used
     const ImageLabels& item = dataset_.items[index];
     ImageGeometry geometry{item.height, item.width, 1.0, 1.0, 0.0, 0.0};
+    cv::Mat slot(out_h, out_w, CV_8UC3, buffer[k].data_ptr<uint8_t>());
     if (options_.augment) {
       const int64_t position = positions[k];
       const augment::PickPartner pick = [&](SampleRng& rng) {
@@ -289,7 +297,8 @@ Batch Loader::build_batch(int64_t b) const {
         return permutation_[((position - offset) % n + n) % n];
       };
       SampleRng rng(options_.seed, epoch_, index);
-      sample = augment::train_sample(index, fetch, pick, recipe, rng);
+      // RGB pixels straight into the batch (augment/pipeline.h).
+      sample = augment::train_sample_rgb(index, fetch, pick, recipe, rng, slot);
     } else {
       augment::LetterboxGeometry g;
       sample = augment::val_sample(resized, out_h, out_w, &g);
@@ -301,8 +310,13 @@ Batch Loader::build_batch(int64_t b) const {
     if (sample.height() != out_h || sample.width() != out_w) {
       throw std::logic_error("Loader: a sample came out at the wrong size");
     }
-    cv::Mat dst(out_h, out_w, CV_8UC3, buffer[k].data_ptr<uint8_t>());
-    cv::cvtColor(sample.image, dst, cv::COLOR_BGR2RGB);
+    StageScope collate(Stage::kCollate);
+    if (options_.augment) {
+      if (sample.image.data != slot.data)
+        throw std::logic_error("Loader: a sample missed its slot");
+    } else {
+      cv::cvtColor(sample.image, slot, cv::COLOR_BGR2RGB);
+    }
     for (size_t j = 0; j < sample.boxes.size(); ++j) {
       const auto& bx = sample.boxes[j];
       rows.insert(rows.end(), {static_cast<float>(k), static_cast<float>(sample.classes[j]),

@@ -25,6 +25,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -35,7 +36,8 @@
 
 namespace trainer::data {
 
-class ImageCache;
+class ImageStore;
+class RecentImages;
 class BufferPool;
 
 struct LoaderOptions {
@@ -47,7 +49,9 @@ struct LoaderOptions {
   bool shuffle = true;  // train only (augment=true)
   uint64_t seed = 0;
   bool pin_memory = true;  // pinned batches when CUDA is available (loader_options: CUDA runs only)
-  bool cache_ram = false;
+  core::CacheMode cache = core::CacheMode::kNone;  // see data/image_store.h
+  double cache_gb = 0.0;                           // RAM budget; 0 = auto
+  std::string cache_dir;                           // cache: disk; "" = beside the images
   bool show_progress = true;
   core::AugmentConfig augment_settings;
   int stride = 32;
@@ -76,7 +80,11 @@ class Loader {
 
   const LoaderOptions& options() const { return options_; }
   const DatasetIndex& dataset() const { return dataset_; }
-  bool cached() const { return cache_ != nullptr; }
+  // Where images come from (files, RAM decoded or encoded, disk cache) and what that holds.
+  const ImageStore& images() const { return *images_; }
+  // Training without a decoded RAM cache: the recently decoded images mosaic partners come from
+  // (data/recent_images.h); null otherwise.
+  const RecentImages* recent_images() const { return recent_.get(); }
   int workers() const { return workers_; }
 
   // How many images could not be decoded so far (each was replaced in its batch, logged once).
@@ -97,7 +105,8 @@ class Loader {
   DatasetIndex dataset_;
   LoaderOptions options_;
   int workers_ = 0;
-  std::unique_ptr<ImageCache> cache_;
+  std::unique_ptr<ImageStore> images_;
+  std::unique_ptr<RecentImages> recent_;
   std::unique_ptr<BufferPool> pool_;
   std::vector<std::array<int, 2>> rect_shapes_;  // per batch (h, w), rect mode
 

@@ -21,7 +21,9 @@ LoaderOptions train_loader_options(const core::TrainConfig& config, int rank, in
   o.rect_pad = 0.0;
   o.shuffle = !config.data.rect;
   o.seed = static_cast<uint64_t>(config.run.seed);
-  o.cache_ram = config.data.cache == core::CacheMode::kRam;
+  o.cache = config.data.cache;
+  o.cache_gb = config.data.cache_gb;
+  o.cache_dir = config.data.cache_dir;
   o.augment_settings = config.augment;
   o.rank = rank;
   o.world_size = world_size;

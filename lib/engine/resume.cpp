@@ -82,9 +82,9 @@ std::filesystem::path resume_checkpoint_path(const std::filesystem::path& resume
 
 const std::vector<std::string>& changeable_on_resume() {
   static const std::vector<std::string> keys = {
-      "device",      "workers",      "val",         "val_batches", "plots",
-      "tensorboard", "save_period",  "patience",    "cache",       "cudnn_benchmark",
-      "resume",      "dist_backend", "dist_timeout"};
+      "device",      "workers",         "val",      "val_batches",  "plots",
+      "tensorboard", "save_period",     "patience", "cache",        "cache_gb",
+      "cache_dir",   "cudnn_benchmark", "resume",   "dist_backend", "dist_timeout"};
   return keys;
 }
 

@@ -69,6 +69,19 @@ std::unique_ptr<optim::Optimizer> build_optimizer(const core::TrainConfig& confi
   return optim::make_optimizer(choice.kind, optim::build_param_groups(model, grouping), o);
 }
 
+namespace {
+
+void make_train_loader(TrainingContext& ctx, const core::TrainConfig& config,
+                       const ContextOptions& options) {
+  const int rank = ctx.group ? ctx.group->rank() : options.rank;
+  const int world_size = ctx.group ? ctx.group->size() : options.world_size;
+  auto loader_options = data::train_loader_options(config, rank, world_size);
+  loader_options.show_progress = options.show_progress;
+  ctx.train_loader = std::make_unique<data::Loader>(*ctx.train_set, loader_options);
+}
+
+}  // namespace
+
 TrainingContext build_training_context(const core::TrainConfig& config,
                                        const ContextOptions& options) {
   TrainingContext ctx;
@@ -86,7 +99,6 @@ TrainingContext build_training_context(const core::TrainConfig& config,
         config.model.dropout));
   }
   ctx.group = options.group;
-  const int rank = ctx.group ? ctx.group->rank() : options.rank;
   const int world_size = ctx.group ? ctx.group->size() : options.world_size;
   if (config.data.batch % world_size != 0) {
     throw core::ConfigError(fmt::format(
@@ -106,12 +118,13 @@ TrainingContext build_training_context(const core::TrainConfig& config,
       ctx.val_set = std::make_shared<data::DatasetIndex>(
           load_run_split(config, yaml_spec, data::Split::kVal));
     }
+    // cache: disk files too: local rank 0 writes them, the others find them valid and reuse them
+    // (each rank builds its own RAM cache, so that one stays outside the barrier).
+    if (config.data.cache == core::CacheMode::kDisk) make_train_loader(ctx, config, options);
     if (ctx.group && first) ctx.group->barrier();
   }
   ctx.dataset = run_dataset_spec(config, yaml_spec);
-  auto loader_options = data::train_loader_options(config, rank, world_size);
-  loader_options.show_progress = options.show_progress;
-  ctx.train_loader = std::make_unique<data::Loader>(*ctx.train_set, loader_options);
+  if (!ctx.train_loader) make_train_loader(ctx, config, options);
 
   const ModelSource source = resolve_model_source(config);
   if (!source.architecture.empty()) {

@@ -10,6 +10,7 @@
 #include "data/augment/letterbox.h"
 #include "data/augment/mixup.h"
 #include "data/augment/mosaic.h"
+#include "data/augment/pipeline.h"
 #include "data/augment/sample_rng.h"
 #include "data/rect_shapes.h"
 #include "data_test_util.h"
@@ -155,6 +156,56 @@ TEST_CASE("mosaic: labels move with their image, clipped, zero-area dropped") {
   CHECK(m.image.at<cv::Vec3b>(639, 639)[0] == 114);  // 200 + 400 = 600 < 640: fill
 }
 
+TEST_CASE("affine: the source region a warp reads, hand-computed") {
+  // A pure translation by (-100, -50) from 400 x 300 to 200 x 100: output x in [-1, 200] comes
+  // from x in [99, 300] (y: [49, 150]); widened to [97, 303) x [47, 153).
+  cv::Matx33d m = cv::Matx33d::eye();
+  m(0, 2) = -100;
+  m(1, 2) = -50;
+  CHECK(warp_source_region(m, 400, 300, 200, 100, false) == cv::Rect(97, 47, 206, 106));
+  // Halving: output x in [-1, 200] reads [-2, 400], y in [-1, 100] reads [-2, 200]; widened to
+  // [-4, 403) x [-4, 203) and clipped to the input: [0, 400) x [0, 203).
+  cv::Matx33d half = cv::Matx33d::eye();
+  half(0, 0) = half(1, 1) = 0.5;
+  CHECK(warp_source_region(half, 400, 300, 200, 100, false) == cv::Rect(0, 0, 400, 203));
+  CHECK(warp_source_region(m, 400, 300, 200, 100, true) == cv::Rect(0, 0, 400, 300));
+}
+
+TEST_CASE("mosaic: assembled only where the warp reads, the warped pixels are identical") {
+  // The fast path (mosaic4_into a reused canvas, only the region warp_source_region names) against
+  // the whole canvas, over random centres and matrices with rotation and shear, in a canvas that
+  // holds garbage from an earlier call.
+  const int s = 160;
+  std::vector<Sample> parts;
+  for (int i = 0; i < 4; ++i) {
+    Sample p;
+    p.image = trainer::test::pattern_image(100 + 30 * i, 160 - 20 * i, i);
+    p.classes = {i};
+    p.boxes = {{10.f, 10.f, 60.f, 70.f}};
+    parts.push_back(p);
+  }
+  cv::Mat canvas(2 * s, 2 * s, CV_8UC3, cv::Scalar(1, 2, 3));
+  const AffineParams params{10.0, 0.2, 0.9, 5.0, 0.0};
+  int smaller = 0;
+  for (int seed = 0; seed < 40; ++seed) {
+    SampleRng rng(static_cast<uint64_t>(seed), 0, 0);
+    const int yc = static_cast<int>(rng.uniform(0.5 * s, 1.5 * s));
+    const int xc = static_cast<int>(rng.uniform(0.5 * s, 1.5 * s));
+    const AffineDraw draw = random_affine_matrix(2 * s, 2 * s, s, s, params, rng);
+    const std::array<const Sample*, 4> four{&parts[0], &parts[1], &parts[2], &parts[3]};
+    const cv::Rect region = warp_source_region(draw.matrix, 2 * s, 2 * s, s, s, false);
+    smaller += region.area() < 4 * s * s;
+    const Sample fast =
+        warp_sample(mosaic4_into(four, s, xc, yc, region, canvas), draw, s, s, false);
+    const Sample full = warp_sample(mosaic4(four, s, xc, yc), draw, s, s, false);
+    REQUIRE(fast.image.size() == full.image.size());
+    CHECK(cv::norm(fast.image, full.image, cv::NORM_INF) == 0);
+    CHECK((fast.boxes == full.boxes));
+    canvas.setTo(cv::Scalar(200, 7, 99));  // whatever the next call finds outside its region
+  }
+  CHECK(smaller > 20);  // the fast path does skip work
+}
+
 TEST_CASE("affine: box transform for fixed matrices") {
   // Scale x by 2, y by 0.5, translate (10, -5): corners of (10, 20, 30, 40) map to x 30..70,
   // y 5..15.
@@ -270,7 +321,8 @@ TEST_CASE("hsv: zero gains leave the image unchanged and the identity tables rou
 }
 
 TEST_CASE("hsv: applying the tables equals a per-pixel lookup in OpenCV HSV") {
-  cv::Mat im = trainer::test::pattern_image(16, 24, 3);
+  cv::Mat im(61, 97, CV_8UC3);  // every value in every channel, odd sizes
+  cv::randu(im, 0, 256);
   const HsvLuts luts = hsv_luts(-0.012, 0.45, -0.3);
   cv::Mat expected;  // the oracle: BGR -> HSV, index each channel's table, HSV -> BGR
   cv::cvtColor(im, expected, cv::COLOR_BGR2HSV);
@@ -365,4 +417,46 @@ TEST_CASE("rect shapes: the reference's set_rectangle rule") {
   CHECK(plan.shapes[0][1] == 96);
   CHECK(plan.shapes[1][0] == 96);
   CHECK(plan.shapes[1][1] == 64);  // ceil(0.5 * 2 + 0.5) * 32
+}
+
+TEST_CASE("train sample: the loader's fused RGB path gives train_sample's pixels and labels") {
+  // The oracle is train_sample (warp, HSV, flips, BGR) followed by BGR -> RGB; the fast path fuses
+  // the jitter, the horizontal flip and the channel swap. Mosaic, mixup, both flips, keypoints with
+  // a flip_idx, with and without colour jitter, over many seeds.
+  std::vector<Sample> images;
+  for (int i = 0; i < 6; ++i) {
+    Sample p;
+    p.image = trainer::test::pattern_image(90 + 17 * i, 120 - 9 * i, i);
+    p.classes = {i % 3, (i + 1) % 3};
+    p.boxes = {{5.f, 8.f, 60.f, 70.f}, {30.f, 20.f, 80.f, 85.f}};
+    p.keypoints_per_box = 2;
+    p.keypoints = {10, 12, 2, 40, 50, 1, 35, 30, 2, 70, 60, 2};
+    images.push_back(p);
+  }
+  const FetchSample fetch = [&](int64_t i) { return images[static_cast<size_t>(i)]; };
+  const PickPartner pick = [](SampleRng& rng) { return static_cast<int64_t>(rng.below(6)); };
+  TrainRecipe recipe;
+  recipe.imgsz = 96;
+  recipe.augment.mixup = 0.3;
+  recipe.augment.flipud = 0.4;
+  recipe.augment.degrees = 5.0;
+  recipe.flip_idx = {1, 0};
+  for (const bool jitter : {true, false}) {
+    if (!jitter) recipe.augment.hsv_h = recipe.augment.hsv_s = recipe.augment.hsv_v = 0.0;
+    for (int seed = 0; seed < 40; ++seed) {
+      SampleRng rng_a(static_cast<uint64_t>(seed), 1, seed % 6), rng_b = rng_a;
+      const Sample a = train_sample(seed % 6, fetch, pick, recipe, rng_a);
+      cv::Mat slot(96, 96, CV_8UC3);
+      const uint8_t* slot_data = slot.data;
+      const Sample b = train_sample_rgb(seed % 6, fetch, pick, recipe, rng_b, slot);
+      cv::Mat expected;
+      cv::cvtColor(a.image, expected, cv::COLOR_BGR2RGB);
+      CHECK(b.image.data == slot_data);  // written in place
+      CHECK(cv::norm(b.image, expected, cv::NORM_INF) == 0);
+      CHECK((b.boxes == a.boxes));
+      CHECK(b.classes == a.classes);
+      CHECK(b.keypoints == a.keypoints);
+      CHECK(rng_a.next_u64() == rng_b.next_u64());  // the same draws were consumed
+    }
+  }
 }

@@ -10,6 +10,7 @@
 #include "data/batch_plot.h"
 #include "data/buffer_pool.h"
 #include "data/dataset.h"
+#include "data/image_store.h"
 #include "data/loader.h"
 #include "data/loader_options.h"
 #include "data_test_util.h"
@@ -139,12 +140,30 @@ TEST_CASE("loader: the same seed gives the same batches with 0, 1 or 2 workers")
   other.seed = 6;
   Loader l3(index, other);
   CHECK_FALSE(same(a, epoch(l3, 3)));  // another seed differs
-  // With the RAM cache the pixels are the same as decoding each time.
+  // Every image store gives the pixels of decoding each time: the RAM cache with decoded images,
+  // with the encoded files (a budget the decoded images do not fit), and the disk cache.
   auto cached = train_options(2);
-  cached.cache_ram = true;
+  cached.cache = trainer::core::CacheMode::kRam;
   Loader l4(index, cached);
-  CHECK(l4.cached());
+  CHECK(l4.images().kind() == StoreKind::kRamDecoded);
+  CHECK(l4.images().images_in_ram() == 8);
   CHECK(same(a, epoch(l4, 3)));
+  int64_t file_bytes = 0;
+  for (const auto& item : index.items) file_bytes += int64_t(fs::file_size(item.image));
+  cached.cache_gb = double(file_bytes) / 1e9;  // the PNGs fit; their decoded pixels do not
+  Loader l5(index, cached);
+  CHECK(l5.images().kind() == StoreKind::kRamEncoded);
+  CHECK(l5.images().images_in_ram() == 8);
+  CHECK(l5.images().ram_bytes() == file_bytes);
+  CHECK(same(a, epoch(l5, 3)));
+  auto disk = train_options(2);
+  disk.cache = trainer::core::CacheMode::kDisk;
+  disk.cache_dir = (dir.path() / "cache").string();
+  Loader l6(index, disk);
+  CHECK(l6.images().kind() == StoreKind::kDisk);
+  CHECK(same(a, epoch(l6, 3)));
+  Loader l7(index, disk);  // a second run reuses the files
+  CHECK(same(a, epoch(l7, 3)));
 }
 
 TEST_CASE("loader: close_mosaic letterboxes single images instead") {
@@ -425,7 +444,7 @@ TEST_CASE("loader: an image that became unreadable is replaced in its batch, log
   // The RAM cache leaves it out instead of failing, and the loader replaces it the same way.
   auto cached = train_options(1);
   cached.batch = 4;
-  cached.cache_ram = true;
+  cached.cache = trainer::core::CacheMode::kRam;
   Loader cached_loader(index, cached);
   CHECK(epoch(cached_loader, 0).size() == 1);
   CHECK(cached_loader.unreadable_images() == 1);

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "data/stage_profile.h"
+
 namespace trainer::data::augment {
 
 AffineDraw random_affine_matrix(int in_width, int in_height, int out_width, int out_height,
@@ -73,8 +75,34 @@ bool box_candidate(const PixelBox& before, const PixelBox& after, double wh_thr,
   return w2 > wh_thr && h2 > wh_thr && w2 * h2 / (w1 * h1 + kEps) > area_thr && ar < ar_thr;
 }
 
+cv::Rect warp_source_region(const cv::Matx33d& m, int in_width, int in_height, int out_width,
+                            int out_height, bool perspective) {
+  const cv::Rect whole(0, 0, in_width, in_height);
+  if (perspective) return whole;
+  const cv::Matx33d inverse = m.inv();
+  double x_min = 1e300, y_min = 1e300, x_max = -1e300, y_max = -1e300;
+  for (const double ox : {-1.0, double(out_width)}) {
+    for (const double oy : {-1.0, double(out_height)}) {
+      const double x = inverse(0, 0) * ox + inverse(0, 1) * oy + inverse(0, 2);
+      const double y = inverse(1, 0) * ox + inverse(1, 1) * oy + inverse(1, 2);
+      x_min = std::min(x_min, x), x_max = std::max(x_max, x);
+      y_min = std::min(y_min, y), y_max = std::max(y_max, y);
+    }
+  }
+  if (!std::isfinite(x_min + x_max + y_min + y_max)) return whole;
+  auto clamp_to = [](double v, int hi) {
+    return static_cast<int>(std::clamp(v, -1.0, static_cast<double>(hi) + 1.0));
+  };
+  const int x0 = clamp_to(std::floor(x_min) - 2, in_width),
+            x1 = clamp_to(std::ceil(x_max) + 3, in_width);
+  const int y0 = clamp_to(std::floor(y_min) - 2, in_height),
+            y1 = clamp_to(std::ceil(y_max) + 3, in_height);
+  return cv::Rect(x0, y0, std::max(x1 - x0, 0), std::max(y1 - y0, 0)) & whole;
+}
+
 Sample warp_sample(const Sample& sample, const AffineDraw& draw, int out_width, int out_height,
                    bool perspective) {
+  StageScope scope(Stage::kWarp);
   Sample out;
   const cv::Size size(out_width, out_height);
   const bool identity = draw.matrix == cv::Matx33d::eye() && size == sample.image.size();

@@ -50,6 +50,13 @@ std::array<float, 2> transform_point(float x, float y, const cv::Matx33d& m);
 bool box_candidate(const PixelBox& before, const PixelBox& after, double wh_thr = 2.0,
                    double ar_thr = 100.0, double area_thr = 0.1);
 
+// The part of an in_w x in_h input that warping to out_w x out_h with `m` can read: the output's
+// corners mapped back, their bounding box widened by 2 px (bilinear reads the next pixel; the warp
+// rounds coordinates to 1/32 px), clipped to the input. The whole input for a perspective warp.
+// Pixels outside it never reach the output, so a mosaic only needs to be assembled inside it.
+cv::Rect warp_source_region(const cv::Matx33d& m, int in_width, int in_height, int out_width,
+                            int out_height, bool perspective);
+
 // Warps `sample` with a fixed matrix (the testable core of random_perspective).
 Sample warp_sample(const Sample& sample, const AffineDraw& draw, int out_width, int out_height,
                    bool perspective);

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "data/stage_profile.h"
+
 namespace trainer::data::augment {
 namespace {
 
@@ -23,8 +25,13 @@ void permute_keypoints(Sample& sample, const std::vector<int>& flip_idx) {
 }  // namespace
 
 void flip_horizontal(Sample& sample, const std::vector<int>& flip_idx) {
+  StageScope scope(Stage::kFlip);
   cv::flip(sample.image, sample.image, 1);
-  const float w = static_cast<float>(sample.width());
+  flip_horizontal_labels(sample, sample.width(), flip_idx);
+}
+
+void flip_horizontal_labels(Sample& sample, int width, const std::vector<int>& flip_idx) {
+  const float w = static_cast<float>(width);
   for (auto& b : sample.boxes) {
     const float x1 = w - b[2];
     const float x2 = w - b[0];
@@ -37,6 +44,7 @@ void flip_horizontal(Sample& sample, const std::vector<int>& flip_idx) {
 }
 
 void flip_vertical(Sample& sample, const std::vector<int>& flip_idx) {
+  StageScope scope(Stage::kFlip);
   cv::flip(sample.image, sample.image, 0);
   const float h = static_cast<float>(sample.height());
   for (auto& b : sample.boxes) {

@@ -17,6 +17,9 @@ namespace trainer::data::augment {
 
 void flip_horizontal(Sample& sample, const std::vector<int>& flip_idx = {});
 void flip_vertical(Sample& sample, const std::vector<int>& flip_idx = {});
+// The labels' half of flip_horizontal (for a path that mirrors the pixels elsewhere); `width` is
+// the image's.
+void flip_horizontal_labels(Sample& sample, int width, const std::vector<int>& flip_idx = {});
 
 // Each flip happens when its U[0, 1) draw is below its probability (a draw only when p > 0).
 void random_flips(Sample& sample, double flipud, double fliplr, SampleRng& rng,

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "data/stage_profile.h"
+
 namespace trainer::data::augment {
 
 HsvLuts hsv_luts(double r_hue, double r_sat, double r_val) {
@@ -22,12 +24,46 @@ HsvLuts hsv_luts(double r_hue, double r_sat, double r_val) {
 }
 
 void apply_hsv(cv::Mat& bgr, const HsvLuts& luts) {
-  cv::Mat table(1, 256, CV_8UC3);
-  for (int x = 0; x < 256; ++x) table.at<cv::Vec3b>(0, x) = {luts.hue[x], luts.sat[x], luts.val[x]};
-  cv::Mat hsv;
+  StageScope scope(Stage::kHsv);
+  thread_local cv::Mat hsv;  // reused: one allocation per thread, not one per sample
   cv::cvtColor(bgr, hsv, cv::COLOR_BGR2HSV);
-  cv::LUT(hsv, table, hsv);  // one table per channel
+  // The three tables by hand: cv::LUT with a 3-channel table took 1.0 ms on a 640 x 640 image
+  // here, longer than either colour conversion; this loop takes a third of that.
+  const uint8_t* hue = luts.hue.data();
+  const uint8_t* sat = luts.sat.data();
+  const uint8_t* val = luts.val.data();
+  for (int y = 0; y < hsv.rows; ++y) {
+    uint8_t* p = hsv.ptr<uint8_t>(y);
+    uint8_t* const end = p + 3 * static_cast<size_t>(hsv.cols);
+    for (; p != end; p += 3) {
+      p[0] = hue[p[0]];
+      p[1] = sat[p[1]];
+      p[2] = val[p[2]];
+    }
+  }
   cv::cvtColor(hsv, bgr, cv::COLOR_HSV2BGR);
+}
+
+void apply_hsv_to_rgb(const cv::Mat& bgr, const HsvLuts& luts, bool mirror, cv::Mat& rgb) {
+  StageScope scope(Stage::kHsv);
+  thread_local cv::Mat hsv, mapped;
+  cv::cvtColor(bgr, hsv, cv::COLOR_BGR2HSV);
+  mapped.create(hsv.size(), CV_8UC3);
+  const uint8_t* hue = luts.hue.data();
+  const uint8_t* sat = luts.sat.data();
+  const uint8_t* val = luts.val.data();
+  const ptrdiff_t step = mirror ? -3 : 3;
+  for (int y = 0; y < hsv.rows; ++y) {
+    const uint8_t* p = hsv.ptr<uint8_t>(y);
+    const uint8_t* const end = p + 3 * static_cast<size_t>(hsv.cols);
+    uint8_t* q = mapped.ptr<uint8_t>(y) + (mirror ? 3 * static_cast<size_t>(hsv.cols - 1) : 0);
+    for (; p != end; p += 3, q += step) {
+      q[0] = hue[p[0]];
+      q[1] = sat[p[1]];
+      q[2] = val[p[2]];
+    }
+  }
+  cv::cvtColor(mapped, rgb, cv::COLOR_HSV2RGB);
 }
 
 void random_hsv(cv::Mat& bgr, double hgain, double sgain, double vgain, SampleRng& rng) {

@@ -28,6 +28,11 @@ HsvLuts hsv_luts(double r_hue, double r_sat, double r_val);
 // BGR -> HSV, the three tables, HSV -> BGR, in place.
 void apply_hsv(cv::Mat& bgr, const HsvLuts& luts);
 
+// The pixels of apply_hsv, then a horizontal flip when `mirror`, then BGR -> RGB, written into
+// `rgb` (allocated when its size or type differs, else written in place): the table pass writes
+// mirrored, and HSV converts straight to RGB, so the flip and the channel swap cost nothing.
+void apply_hsv_to_rgb(const cv::Mat& bgr, const HsvLuts& luts, bool mirror, cv::Mat& rgb);
+
 // Draws the three gains (hue, sat, val in that order) and applies them; no-op when all gains are 0.
 void random_hsv(cv::Mat& bgr, double hgain, double sgain, double vgain, SampleRng& rng);
 

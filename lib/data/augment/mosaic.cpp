@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "data/stage_profile.h"
+
 namespace trainer::data::augment {
 
 MosaicPlacement mosaic_placement(int quadrant, int xc, int yc, int h, int w, int s) {
@@ -31,15 +33,44 @@ MosaicPlacement mosaic_placement(int quadrant, int xc, int yc, int h, int w, int
 }
 
 Sample mosaic4(const std::array<const Sample*, 4>& parts, int s, int xc, int yc) {
+  cv::Mat canvas;
+  return mosaic4_into(parts, s, xc, yc, cv::Rect(0, 0, 2 * s, 2 * s), canvas);
+}
+
+Sample mosaic4_into(const std::array<const Sample*, 4>& parts, int s, int xc, int yc,
+                    const cv::Rect& region, cv::Mat& canvas) {
+  StageScope scope(Stage::kMosaic);
   Sample out;
-  out.image = cv::Mat(2 * s, 2 * s, CV_8UC3, cv::Scalar(114, 114, 114));
+  canvas.create(2 * s, 2 * s, CV_8UC3);
+  const cv::Rect area = region & cv::Rect(0, 0, 2 * s, 2 * s);
+  out.image = canvas;
   out.keypoints_per_box = parts[0]->keypoints_per_box;
+  const cv::Scalar fill(114, 114, 114);
   for (int q = 0; q < 4; ++q) {
     const Sample& part = *parts[q];
     const MosaicPlacement p = mosaic_placement(q, xc, yc, part.height(), part.width(), s);
-    if (p.x2a > p.x1a && p.y2a > p.y1a) {
-      part.image(cv::Rect(p.x1b, p.y1b, p.x2b - p.x1b, p.y2b - p.y1b))
-          .copyTo(out.image(cv::Rect(p.x1a, p.y1a, p.x2a - p.x1a, p.y2a - p.y1a)));
+    // The quadrant is the image's part where it lands and fill around it (each pixel written
+    // once): up to four strips of the quadrant outside the image's rectangle.
+    const cv::Rect quadrant = cv::Rect(cv::Point(q % 2 ? xc : 0, q < 2 ? 0 : yc),
+                                       cv::Point(q % 2 ? 2 * s : xc, q < 2 ? yc : 2 * s)) &
+                              area;
+    const cv::Rect dst =
+        cv::Rect(p.x1a, p.y1a, std::max(p.x2a - p.x1a, 0), std::max(p.y2a - p.y1a, 0)) & quadrant;
+    if (dst.area() == 0) {
+      if (quadrant.area() > 0) canvas(quadrant).setTo(fill);
+    } else {
+      const int qx2 = quadrant.x + quadrant.width, qy2 = quadrant.y + quadrant.height;
+      const int dx2 = dst.x + dst.width, dy2 = dst.y + dst.height;
+      const cv::Rect strips[4] = {
+          {quadrant.x, quadrant.y, quadrant.width, dst.y - quadrant.y},  // above
+          {quadrant.x, dy2, quadrant.width, qy2 - dy2},                  // below
+          {quadrant.x, dst.y, dst.x - quadrant.x, dst.height},           // left
+          {dx2, dst.y, qx2 - dx2, dst.height}};                          // right
+      for (const cv::Rect& strip : strips) {
+        if (strip.width > 0 && strip.height > 0) canvas(strip).setTo(fill);
+      }
+      const cv::Rect src(p.x1b + dst.x - p.x1a, p.y1b + dst.y - p.y1a, dst.width, dst.height);
+      part.image(src).copyTo(canvas(dst));
     }
     append_instances(out, part, static_cast<float>(p.padw), static_cast<float>(p.padh));
   }

@@ -25,6 +25,13 @@ MosaicPlacement mosaic_placement(int quadrant, int xc, int yc, int height, int w
 // Builds the mosaic of `parts` (quadrant order) for a fixed centre.
 Sample mosaic4(const std::array<const Sample*, 4>& parts, int s, int xc, int yc);
 
+// mosaic4 with pixels only inside `region` of the canvas: the rest of `canvas` (2s x 2s, reused
+// between calls, reallocated when its size differs) keeps whatever it held. The labels are
+// mosaic4's. With the region a warp reads (warp_source_region) the warped result is mosaic4's,
+// pixel for pixel, for a fraction of the filling and copying.
+Sample mosaic4_into(const std::array<const Sample*, 4>& parts, int s, int xc, int yc,
+                    const cv::Rect& region, cv::Mat& canvas);
+
 // Draws the centre (yc then xc) from `rng`, then mosaic4.
 Sample random_mosaic4(const std::array<const Sample*, 4>& parts, int s, SampleRng& rng);
 

@@ -1,6 +1,8 @@
 // The training and validation sample recipes; see pipeline.h.
 #include "data/augment/pipeline.h"
 
+#include <opencv2/imgproc.hpp>
+
 #include "data/augment/affine.h"
 #include "data/augment/flip.h"
 #include "data/augment/hsv.h"
@@ -20,8 +22,18 @@ Sample mosaic_and_affine(int64_t index, const FetchSample& fetch, const PickPart
     const Sample first = fetch(index);
     Sample others[3];
     for (auto& other : others) other = fetch(pick(rng));
-    const Sample mosaic = random_mosaic4({&first, &others[0], &others[1], &others[2]}, s, rng);
-    return random_perspective(mosaic, -s / 2, params, rng);
+    // random_mosaic4 then random_perspective(-s/2), with the same draws in the same order, but
+    // the canvas assembled only where the warp reads it, in a buffer the thread keeps.
+    const int yc = static_cast<int>(rng.uniform(0.5 * s, 1.5 * s));
+    const int xc = static_cast<int>(rng.uniform(0.5 * s, 1.5 * s));
+    const int out = 2 * s - 2 * (s / 2);
+    const bool perspective = a.perspective != 0.0;
+    const AffineDraw draw = random_affine_matrix(2 * s, 2 * s, out, out, params, rng);
+    thread_local cv::Mat canvas;
+    const Sample mosaic =
+        mosaic4_into({&first, &others[0], &others[1], &others[2]}, s, xc, yc,
+                     warp_source_region(draw.matrix, 2 * s, 2 * s, out, out, perspective), canvas);
+    return warp_sample(mosaic, draw, out, out, perspective);
   }
   // No mosaic: the image (long side s) goes straight into the warp, which centres it (C) and
   // translates it (T) into the s x s canvas, as 8.4.190 does: with an odd padding that is a
@@ -45,6 +57,40 @@ Sample train_sample(int64_t index, const FetchSample& fetch, const PickPartner& 
   }
   random_hsv(out.image, a.hsv_h, a.hsv_s, a.hsv_v, rng);
   random_flips(out, a.flipud, a.fliplr, rng, recipe.flip_idx);
+  return out;
+}
+
+Sample train_sample_rgb(int64_t index, const FetchSample& fetch, const PickPartner& pick,
+                        const TrainRecipe& recipe, SampleRng& rng, cv::Mat& rgb) {
+  const core::AugmentConfig& a = recipe.augment;
+  Sample out = mosaic_and_affine(index, fetch, pick, recipe, rng);
+  if (recipe.mosaic_on && a.mixup > 0.0 && rng.uniform() < a.mixup) {
+    const int64_t partner = pick(rng);
+    SampleRng partner_rng(rng.next_u64(), 0, partner, StreamPurpose::kMixup);
+    const Sample other = mosaic_and_affine(partner, fetch, pick, recipe, partner_rng);
+    out = mixup(out, other, rng.beta(32.0, 32.0));
+  }
+  // The draws of random_hsv then random_flips, in their order, before any pixel moves.
+  const bool hsv = a.hsv_h != 0.0 || a.hsv_s != 0.0 || a.hsv_v != 0.0;
+  HsvLuts luts;
+  if (hsv) {
+    const double rh = rng.uniform(-1.0, 1.0) * a.hsv_h;
+    const double rs = rng.uniform(-1.0, 1.0) * a.hsv_s;
+    const double rv = rng.uniform(-1.0, 1.0) * a.hsv_v;
+    luts = hsv_luts(rh, rs, rv);
+  }
+  const bool up_down = a.flipud > 0.0 && rng.uniform() < a.flipud;
+  const bool left_right = a.fliplr > 0.0 && rng.uniform() < a.fliplr;
+  // Per-pixel colour changes commute with flips, so the vertical flip may come first here.
+  if (up_down) flip_vertical(out, recipe.flip_idx);
+  if (left_right) flip_horizontal_labels(out, out.width(), recipe.flip_idx);
+  if (hsv) {
+    apply_hsv_to_rgb(out.image, luts, left_right, rgb);
+  } else {
+    cv::cvtColor(out.image, rgb, cv::COLOR_BGR2RGB);
+    if (left_right) cv::flip(rgb, rgb, 1);
+  }
+  out.image = rgb;
   return out;
 }
 

@@ -37,6 +37,12 @@ struct TrainRecipe {
 Sample train_sample(int64_t index, const FetchSample& fetch, const PickPartner& pick,
                     const TrainRecipe& recipe, SampleRng& rng);
 
+// train_sample with the pixels written as RGB into `rgb` (a batch slot of the output size; the
+// returned sample's image is `rgb`): the same draws and pixels, the colour jitter, flip and channel
+// swap fused (apply_hsv_to_rgb). The loader's path; train_sample is its oracle in the tests.
+Sample train_sample_rgb(int64_t index, const FetchSample& fetch, const PickPartner& pick,
+                        const TrainRecipe& recipe, SampleRng& rng, cv::Mat& rgb);
+
 // Validation: letterbox to out_h x out_w without upscaling (scaleup=false). `geometry` receives
 // the letterbox parameters.
 Sample val_sample(const Sample& resized, int out_height, int out_width,

@@ -1,0 +1,170 @@
+// The disk cache's file format and its checks; see disk_cache.h.
+#include "data/disk_cache.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <system_error>
+#include <thread>
+
+namespace trainer::data {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::array<char, 8> kMagic = {'T', 'R', 'N', 'I', 'M', 'G', 'C', '\n'};
+
+// 48 bytes, little-endian as the machines that write and read it (x86-64, aarch64).
+struct Header {
+  std::array<char, 8> magic;
+  uint32_t version;
+  uint32_t imgsz;
+  uint32_t rows;
+  uint32_t cols;
+  uint32_t channels;
+  uint32_t reserved;
+  int64_t source_size;
+  int64_t source_mtime_ns;
+};
+static_assert(sizeof(Header) == 48);
+
+uint64_t fnv1a(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+SourceStamp source_stamp(const fs::path& image) {
+  std::error_code ec;
+  SourceStamp s;
+  const auto size = fs::file_size(image, ec);
+  if (ec) return s;
+  const auto time = fs::last_write_time(image, ec);
+  if (ec) return s;
+  s.size = static_cast<int64_t>(size);
+  s.mtime_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count();
+  return s;
+}
+
+fs::path disk_cache_file(const fs::path& image, int imgsz, const std::string& cache_dir) {
+  const std::string name = fmt::format("{}.{}.trimg", image.filename().string(), imgsz);
+  if (cache_dir.empty()) return image.parent_path() / name;
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(image, ec);
+  const uint64_t key = fnv1a((ec ? image : absolute).lexically_normal().string());
+  return fs::path(cache_dir) / fmt::format("{:016x}-{}", key, name);
+}
+
+bool write_disk_cache(const fs::path& file, const cv::Mat& resized, int imgsz,
+                      const SourceStamp& stamp, std::string* error) {
+  if (resized.depth() != CV_8U || resized.channels() != 3 || resized.empty()) {
+    if (error) *error = "only non-empty uint8 3-channel images are cached";
+    return false;
+  }
+  const cv::Mat image = resized.isContinuous() ? resized : resized.clone();
+  Header h{};
+  h.magic = kMagic;
+  h.version = kDiskCacheVersion;
+  h.imgsz = static_cast<uint32_t>(imgsz);
+  h.rows = static_cast<uint32_t>(image.rows);
+  h.cols = static_cast<uint32_t>(image.cols);
+  h.channels = 3;
+  h.source_size = stamp.size;
+  h.source_mtime_ns = stamp.mtime_ns;
+  // A name unique to this process and thread: two ranks building the same entry never share one.
+  const fs::path tmp = fs::path(file).concat(fmt::format(
+      ".{}.{}.tmp", ::getpid(), std::hash<std::thread::id>{}(std::this_thread::get_id())));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(&h), sizeof(h));
+    out.write(reinterpret_cast<const char*>(image.data),
+              static_cast<std::streamsize>(image.total() * image.elemSize()));
+    out.close();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      if (error) *error = fmt::format("{}: cannot write: {}", tmp.string(), std::strerror(errno));
+      return false;
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, file, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    if (error)
+      *error = fmt::format("{}: cannot rename into place: {}", file.string(), ec.message());
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+// Reads and checks the header; on success `in` is positioned at the pixels.
+bool read_header(std::ifstream& in, int imgsz, const SourceStamp& stamp, Header* h,
+                 std::string* why) {
+  auto fail = [&](const char* reason) {
+    if (why) *why = reason;
+    return false;
+  };
+  if (!in) return fail("missing");
+  if (!in.read(reinterpret_cast<char*>(h), sizeof(*h))) return fail("truncated header");
+  if (h->magic != kMagic) return fail("not a trainer cache file");
+  if (h->version != kDiskCacheVersion) return fail("written by another cache format version");
+  if (h->imgsz != static_cast<uint32_t>(imgsz)) return fail("made for another imgsz");
+  if (h->source_size != stamp.size || h->source_mtime_ns != stamp.mtime_ns) {
+    return fail("the source image changed");
+  }
+  if (h->channels != 3 || h->rows == 0 || h->cols == 0 || h->rows > uint32_t(imgsz) ||
+      h->cols > uint32_t(imgsz)) {
+    return fail("impossible image shape");
+  }
+  return true;
+}
+
+}  // namespace
+
+bool disk_cache_header_ok(const fs::path& file, int imgsz, const SourceStamp& stamp,
+                          std::string* why) {
+  std::ifstream in(file, std::ios::binary);
+  Header h{};
+  if (!read_header(in, imgsz, stamp, &h, why)) return false;
+  std::error_code ec;
+  const auto size = fs::file_size(file, ec);
+  const uint64_t expected = sizeof(Header) + uint64_t(h.rows) * h.cols * h.channels;
+  if (ec || size != expected) {
+    if (why) *why = "wrong file size";
+    return false;
+  }
+  return true;
+}
+
+cv::Mat read_disk_cache(const fs::path& file, int imgsz, const SourceStamp& stamp,
+                        std::string* why) {
+  std::ifstream in(file, std::ios::binary);
+  Header h{};
+  if (!read_header(in, imgsz, stamp, &h, why)) return cv::Mat();
+  cv::Mat image(static_cast<int>(h.rows), static_cast<int>(h.cols), CV_8UC3);
+  const auto bytes = static_cast<std::streamsize>(image.total() * image.elemSize());
+  if (!in.read(reinterpret_cast<char*>(image.data), bytes)) {
+    if (why) *why = "truncated pixels";
+    return cv::Mat();
+  }
+  if (in.peek() != std::char_traits<char>::eof()) {
+    if (why) *why = "trailing bytes";
+    return cv::Mat();
+  }
+  return image;
+}
+
+}  // namespace trainer::data

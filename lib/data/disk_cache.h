@@ -1,0 +1,48 @@
+// cache: disk — each image resized once to the training size and stored in a file, reused by later
+// runs.
+//
+// Why: the reference's `cache: disk` saves decoded images as .npy files beside the dataset so an
+// epoch reads raw pixels instead of decoding JPEGs; ours stores them already resized (at imgsz,
+// as the loader uses them) with a header that is checked before use: format version, imgsz, image
+// shape and the source file's size and modification time. A file that is missing, from an older
+// format, another imgsz, a changed source, truncated or corrupt is rebuilt, never trusted. Writes
+// go to a temporary file renamed into place, so a killed run leaves no half-written cache file.
+// Files: `<image file name>.<imgsz>.trimg` beside the image, or in `cache_dir` (flat, the name
+// prefixed by a hash of the image's absolute path) when one is given.
+#pragma once
+
+#include <opencv2/core.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace trainer::data {
+
+inline constexpr uint32_t kDiskCacheVersion = 1;
+
+// What a cache file records about its source image.
+struct SourceStamp {
+  int64_t size = -1;
+  int64_t mtime_ns = 0;
+};
+// The stamp of `image` now; size -1 when it cannot be read.
+SourceStamp source_stamp(const std::filesystem::path& image);
+
+std::filesystem::path disk_cache_file(const std::filesystem::path& image, int imgsz,
+                                      const std::string& cache_dir);
+
+// Writes `resized` (uint8, 3 channels) atomically. False (with `error`) when it cannot be written.
+bool write_disk_cache(const std::filesystem::path& file, const cv::Mat& resized, int imgsz,
+                      const SourceStamp& stamp, std::string* error);
+
+// Whether the header of `file` fits (`why` says why not); the pixels are not read.
+bool disk_cache_header_ok(const std::filesystem::path& file, int imgsz, const SourceStamp& stamp,
+                          std::string* why);
+
+// The cached image, or an empty Mat with `why` saying why it cannot be used (missing, version,
+// imgsz, source changed, truncated).
+cv::Mat read_disk_cache(const std::filesystem::path& file, int imgsz, const SourceStamp& stamp,
+                        std::string* why);
+
+}  // namespace trainer::data
