@@ -1,23 +1,35 @@
-// `trainer bench data`: loader throughput (JSON on stdout). For each image size and worker count:
-// images per second of augmented mosaic training batches with the RAM cache, and the time the
-// consuming thread waited per batch. Each setting runs `--epochs` epochs; the medians are quoted.
-// `--consumer-ms` sleeps per batch to stand in for a training step (then the wait shows whether
-// the loader keeps up).
+// `trainer bench data`: loader throughput (JSON on stdout). For each cache mode, image size and
+// worker count: images per second of augmented mosaic training batches, the time the consuming
+// thread waited per batch, where the workers' time went per stage (data/stage_profile.h, in ms per
+// image summed over the workers), the cache's size and the peak RSS of the setting. Each setting
+// runs `--epochs` epochs; the medians are quoted. `--consumer-ms` sleeps per batch to stand in for
+// a training step (then the wait shows whether the loader keeps up). `cache: disk` writes its
+// files to `--cache-dir` (default: a temporary folder removed afterwards, so a benchmark never
+// writes beside a shared dataset); the first epoch of a fresh disk cache includes building it.
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "app/bench_command.h"
+#include "core/atomic_file.h"
 #include "core/config.h"
 #include "data/dataset.h"
+#include "data/image_codec.h"
+#include "data/image_store.h"
 #include "data/loader.h"
 #include "data/loader_options.h"
+#include "data/recent_images.h"
+#include "data/stage_profile.h"
 
 namespace trainer::app {
 namespace {
@@ -29,8 +41,52 @@ struct BenchDataOptions {
   int batch = 16;
   int epochs = 3;
   double consumer_ms = 0.0;
-  bool cache = true;
+  std::vector<std::string> cache{"ram"};
+  bool no_cache = false;
+  double cache_gb = 0.0;
+  std::string cache_dir;
+  std::string json;
 };
+
+core::CacheMode parse_cache(const std::string& name) {
+  if (name == "none") return core::CacheMode::kNone;
+  if (name == "ram") return core::CacheMode::kRam;
+  if (name == "disk") return core::CacheMode::kDisk;
+  throw CLI::ValidationError("--cache", "'" + name + "' is not none, ram or disk");
+}
+
+// The kernel's peak-RSS mark (VmHWM) is reset per setting by writing 5 to clear_refs (Linux 4.0+).
+void reset_peak_rss() {
+  std::ofstream("/proc/self/clear_refs") << "5";
+}
+
+int64_t peak_rss_bytes() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) {
+      std::istringstream s(line.substr(6));
+      int64_t kb = 0;
+      s >> kb;
+      return kb * 1024;
+    }
+  }
+  return -1;
+}
+
+nlohmann::json stage_report(const data::StageTotals& t, int64_t images) {
+  nlohmann::json stages = nlohmann::json::object();
+  int64_t total = 0;
+  for (int i = 0; i < data::kStageCount; ++i) total += t.ns[i];
+  for (int i = 0; i < data::kStageCount; ++i) {
+    if (t.calls[i] == 0) continue;
+    stages[data::stage_name(static_cast<data::Stage>(i))] = {
+        {"ms_per_image", t.ns[i] / 1e6 / std::max<int64_t>(images, 1)},
+        {"share", total > 0 ? double(t.ns[i]) / double(total) : 0.0},
+        {"calls", t.calls[i]}};
+  }
+  return stages;
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -44,62 +100,106 @@ int run_bench_data(const BenchDataOptions& opts) {
   load.log = false;
   const data::DatasetIndex index = data::load_split(spec, data::Split::kTrain, load);
   nlohmann::json runs = nlohmann::json::array();
-  for (int imgsz : opts.imgsz) {
-    for (int workers : opts.workers) {
-      core::TrainConfig cfg;
-      cfg.data.imgsz = imgsz;
-      cfg.data.batch = opts.batch;
-      cfg.data.workers = workers;
-      cfg.data.cache = opts.cache ? core::CacheMode::kRam : core::CacheMode::kNone;
-      data::LoaderOptions lo = data::train_loader_options(cfg);
-      lo.show_progress = false;
-      const auto t_cache = std::chrono::steady_clock::now();
-      data::Loader loader(index, lo);
-      const double cache_s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t_cache).count();
-      std::vector<double> rates, waits;
-      for (int e = 0; e < opts.epochs; ++e) {
-        loader.start_epoch(e, /*mosaic=*/true);
-        loader.take_wait_seconds();
-        int64_t images = 0, batches = 0;
-        const auto t0 = std::chrono::steady_clock::now();
-        while (auto batch = loader.next()) {
-          images += batch->images.size(0);
-          ++batches;
-          if (opts.consumer_ms > 0) {
-            std::this_thread::sleep_for(
-                std::chrono::duration<double, std::milli>(opts.consumer_ms));
+  const std::vector<std::string> caches =
+      opts.no_cache ? std::vector<std::string>{"none"} : opts.cache;
+  std::string cache_dir = opts.cache_dir;
+  bool remove_cache_dir = false;
+  if (cache_dir.empty()) {
+    cache_dir = (std::filesystem::temp_directory_path() /
+                 ("trainer-bench-disk-cache-" + std::to_string(::getpid())))
+                    .string();
+    remove_cache_dir = true;
+  }
+  data::set_stage_profiling(true);
+  for (const std::string& cache : caches) {
+    for (int imgsz : opts.imgsz) {
+      for (int workers : opts.workers) {
+        core::TrainConfig cfg;
+        cfg.data.imgsz = imgsz;
+        cfg.data.batch = opts.batch;
+        cfg.data.workers = workers;
+        cfg.data.cache = parse_cache(cache);
+        cfg.data.cache_gb = opts.cache_gb;
+        cfg.data.cache_dir = cache_dir;
+        data::LoaderOptions lo = data::train_loader_options(cfg);
+        lo.show_progress = false;
+        reset_peak_rss();
+        const auto t_cache = std::chrono::steady_clock::now();
+        data::Loader loader(index, lo);
+        const double cache_s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t_cache).count();
+        std::vector<double> rates, waits;
+        data::StageTotals stages;
+        int64_t staged_images = 0;
+        for (int e = 0; e < opts.epochs; ++e) {
+          data::reset_stage_totals();
+          loader.start_epoch(e, /*mosaic=*/true);
+          loader.take_wait_seconds();
+          int64_t images = 0, batches = 0;
+          const auto t0 = std::chrono::steady_clock::now();
+          while (auto batch = loader.next()) {
+            images += batch->images.size(0);
+            ++batches;
+            if (opts.consumer_ms > 0) {
+              std::this_thread::sleep_for(
+                  std::chrono::duration<double, std::milli>(opts.consumer_ms));
+            }
+          }
+          const double s =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          rates.push_back(images / s);
+          waits.push_back(1000.0 * loader.take_wait_seconds() / std::max<int64_t>(batches, 1));
+          if (e > 0 || opts.epochs == 1) {  // the first epoch warms caches and allocators
+            const data::StageTotals t = data::stage_totals();
+            for (int i = 0; i < data::kStageCount; ++i) {
+              stages.ns[i] += t.ns[i];
+              stages.calls[i] += t.calls[i];
+            }
+            staged_images += images;
           }
         }
-        const double s =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        rates.push_back(images / s);
-        waits.push_back(1000.0 * loader.take_wait_seconds() / std::max<int64_t>(batches, 1));
+        nlohmann::json run = {{"cache", cache},
+                              {"store", data::store_kind_name(loader.images().kind())},
+                              {"store_detail", loader.images().describe()},
+                              {"cache_ram_bytes", loader.images().ram_bytes()},
+                              {"imgsz", imgsz},
+                              {"workers", loader.workers()},
+                              {"workers_requested", workers},
+                              {"batch", opts.batch},
+                              {"cache_build_s", cache_s},
+                              {"peak_rss_bytes", peak_rss_bytes()},
+                              {"stages", stage_report(stages, staged_images)},
+                              {"epochs", opts.epochs},
+                              {"images_per_epoch", loader.samples_per_epoch()},
+                              {"images_per_s_median", median(rates)},
+                              {"images_per_s", rates},
+                              {"wait_ms_per_batch_median", median(waits)},
+                              {"wait_ms_per_batch", waits}};
+        if (const data::RecentImages* recent = loader.recent_images()) {
+          const int64_t lookups = recent->hits() + recent->misses();
+          run["recent_images"] = {
+              {"capacity", recent->capacity()},
+              {"hit_rate", lookups > 0 ? double(recent->hits()) / double(lookups) : 0.0}};
+        }
+        spdlog::info("cache {} ({}) imgsz {} workers {}: {:.1f} images/s, wait {:.1f} ms/batch",
+                     cache, data::store_kind_name(loader.images().kind()), imgsz, loader.workers(),
+                     median(rates), median(waits));
+        runs.push_back(run);
       }
-      nlohmann::json run = {{"imgsz", imgsz},
-                            {"workers", loader.workers()},
-                            {"workers_requested", workers},
-                            {"batch", opts.batch},
-                            {"cache_ram", loader.cached()},
-                            {"cache_build_s", cache_s},
-                            {"epochs", opts.epochs},
-                            {"images_per_epoch", loader.samples_per_epoch()},
-                            {"images_per_s_median", median(rates)},
-                            {"images_per_s", rates},
-                            {"wait_ms_per_batch_median", median(waits)},
-                            {"wait_ms_per_batch", waits}};
-      spdlog::info("imgsz {} workers {}: {:.1f} images/s, wait {:.1f} ms/batch", imgsz,
-                   loader.workers(), median(rates), median(waits));
-      runs.push_back(run);
     }
   }
+  data::set_stage_profiling(false);
+  if (remove_cache_dir) std::filesystem::remove_all(cache_dir);
   nlohmann::json out = {{"bench", "data"},
                         {"dataset", spec.yaml_file.string()},
                         {"images", index.size()},
+                        {"image_codec", data::image_codec_name()},
                         {"consumer_ms", opts.consumer_ms},
                         {"hardware_threads", std::thread::hardware_concurrency()},
                         {"runs", runs}};
-  std::cout << out.dump(2) << "\n";
+  const std::string text = out.dump(2) + "\n";
+  std::cout << text;
+  if (!opts.json.empty()) core::write_file_atomically(opts.json, text);
   return 0;
 }
 
@@ -114,7 +214,13 @@ Command register_bench_data_command(CLI::App& bench, const GlobalOptions& /*glob
   cmd->add_option("--batch", opts->batch, "batch size")->check(CLI::Range(1, 1024));
   cmd->add_option("--epochs", opts->epochs, "epochs per setting")->check(CLI::Range(1, 1000));
   cmd->add_option("--consumer-ms", opts->consumer_ms, "simulated training step per batch (ms)");
-  cmd->add_flag("!--no-cache", opts->cache, "decode images every time instead of the RAM cache");
+  cmd->add_option("--cache", opts->cache, "cache modes to compare: none, ram, disk (default ram)")
+      ->delimiter(',');
+  cmd->add_flag("--no-cache", opts->no_cache, "same as --cache none");
+  cmd->add_option("--json", opts->json, "also write the JSON to this file");
+  cmd->add_option("--cache-gb", opts->cache_gb, "cache: ram budget in GB (default auto)");
+  cmd->add_option("--cache-dir", opts->cache_dir,
+                  "cache: disk folder (default a temporary one, removed afterwards)");
   return {cmd, [opts] { return run_bench_data(*opts); }};
 }
 

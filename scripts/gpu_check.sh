@@ -2,7 +2,8 @@
 # One-script check on a GPU machine: builds trainer with CUDA against that machine's Python torch,
 # runs the CUDA smoke tests (tests/cuda: GPU against CPU, and the host syncs of a training step),
 # `trainer bench interval` on the L4 protocol config (yolo26n, batch 4, 640, BF16) and on the CPU
-# short-fit config, `trainer bench precision` (BF16 against fp32 under CUDA autocast), a short
+# short-fit config, `trainer bench precision` (BF16 against fp32 under CUDA autocast), `trainer bench
+# data` (the loader at 1, 2, 8 and 16 workers, RAM cache and none, on coco128), a short
 # `trainer bench fit` and one ABBA of the optimizer schedules, on a
 # machine with 2+ GPUs a data-parallel step (NCCL: torchrun bench interval, a device=0,1 fit), and
 # writes JSON results to an output folder.
@@ -194,6 +195,14 @@ if os.path.exists(p):
             k for k, v in j.get("forward_ops", {}).items() if v.get("bf16_calls", 0) > 0)
     except ValueError as e:
         summary["bench_precision"] = {"error": f"{p} is not JSON: {e}"}
+p = os.path.join(work, "bench_data.json")
+if os.path.exists(p):
+    try:
+        summary["bench_data"] = [
+            {k: r.get(k) for k in ("cache", "store", "workers", "images_per_s_median", "peak_rss_bytes")}
+            for r in json.load(open(p)).get("runs", [])]
+    except ValueError as e:
+        summary["bench_data"] = {"error": f"{p} is not JSON: {e}"}
 json.dump(summary, open(os.path.join(out, "gpu_check.json"), "w"), indent=2)
 EOF
   say "results in $out (exit $code)"
@@ -404,6 +413,15 @@ if wants bench; then
   rm -f "$work/bench_precision.json"
   step bench_precision "$(scaled 40)" "$trainer" bench precision "$config" "${overrides[@]}" \
     --json "$work/bench_precision.json"
+  # The loader alone on coco128 at 640 (mosaic, batch 16): images/s per worker count and cache
+  # mode, per stage, with peak RSS; the many-core machine shows how it scales past 2 workers.
+  if [ -d "$TRAINER_SHARED_DATA/coco128" ]; then
+    rm -f "$work/bench_data.json"
+    data_workers=$([ $mode = gpu ] && echo 1,2,8,16 || echo 1,2)
+    step bench_data "$(scaled 60)" "$trainer" -q bench data --data "$ROOT/configs/data/coco128.yaml" \
+      --imgsz 640 --batch 16 --epochs 4 --workers "$data_workers" --cache ram,none \
+      --json "$work/bench_data.json"
+  fi
   # A short fit (one epoch, 2 validation batches) of each optimizer schedule, timed start to exit.
   fit_overrides=()
   # The CPU fallback fits coco8 (4 images): coco128 at 2 images a step outlasts the step's cap.

@@ -68,14 +68,24 @@ TEST_CASE("trainer bench data prints JSON per image size and worker count") {
   write_dataset(dir);
   std::string out;
   REQUIRE(run_command(kTrainer + " -q bench data --data " + (dir / "data.yaml").string() +
-                          " --imgsz 64,32 --workers 1 --batch 2 --epochs 2 > " +
+                          " --imgsz 64,32 --workers 1 --batch 2 --epochs 2 --cache ram,disk > " +
                           (dir / "bench.json").string(),
                       &out) == 0);
   const auto j = nlohmann::json::parse(trainer::test::read_text(dir / "bench.json"));
   CHECK(j.at("bench") == "data");
-  REQUIRE(j.at("runs").size() == 2);
+  REQUIRE(j.at("runs").size() == 4);  // cache modes x image sizes
   CHECK(j.at("runs").at(1).at("imgsz") == 32);
-  CHECK(j.at("runs").at(0).at("cache_ram") == true);
+  CHECK(j.at("runs").at(0).at("store") == "ram-decoded");
+  CHECK(j.at("runs").at(2).at("store") == "disk");
+  CHECK(j.at("runs").at(0).at("cache_ram_bytes").get<int64_t>() > 0);
+  CHECK(j.at("runs").at(0).at("peak_rss_bytes").get<int64_t>() > 0);
+  // Where the time went: warp and collation run for every image; the RAM cache decodes nothing.
+  const auto& stages = j.at("runs").at(0).at("stages");
+  CHECK(stages.at("warp").at("ms_per_image").get<double>() > 0);
+  CHECK(stages.at("collate").at("calls").get<int64_t>() == 2);
+  CHECK_FALSE(stages.contains("decode"));
+  // Without decoded images in RAM, mosaic partners come from the recently decoded images.
+  CHECK(j.at("runs").at(2).at("recent_images").at("hit_rate").get<double>() > 0.5);
   CHECK(j.at("runs").at(0).at("images_per_epoch") == 2);
   CHECK(j.at("runs").at(0).at("images_per_s_median").get<double>() > 0);
   CHECK(j.at("runs").at(0).at("images_per_s").size() == 2);
