@@ -11,7 +11,9 @@
 #include "data/dataset.h"
 #include "data/dataset_yaml.h"
 #include "demo/synthetic_dataset.h"
+#include "demo/synthetic_obb_dataset.h"
 #include "demo/synthetic_pose_dataset.h"
+#include "geometry/rotated_box.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
@@ -115,4 +117,59 @@ TEST_CASE("synthetic shapes dataset: deterministic, and its json and txt labels 
       }
     }
   }
+}
+
+TEST_CASE(
+    "synthetic OBB dataset: deterministic, DOTA rows of long rotated boxes inside the image") {
+  test::TempDir a, b;
+  const auto summary = demo::generate_synthetic_obb_dataset(a.path(), small());
+  demo::generate_synthetic_obb_dataset(b.path(), small());
+  CHECK(bytes_of_tree(a.path()) == bytes_of_tree(b.path()));
+  CHECK(summary.images == 9);
+  CHECK(summary.dataset_yaml == a / "obb.yaml");
+  CHECK(data::load_dataset_yaml(summary.dataset_yaml).names ==
+        std::vector<std::string>{"bar", "capsule", "arrow"});
+  int objects = 0;
+  double angle_spread = 0;
+  std::vector<geometry::RotatedBox> all;
+  for (const auto& entry : fs::recursive_directory_iterator(a / "labels")) {
+    if (entry.path().extension() != ".txt") continue;
+    std::ifstream in(entry.path());
+    std::vector<geometry::RotatedBox> in_image;
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream row(line);
+      int cls = -1;
+      row >> cls;
+      CHECK((cls >= 0 && cls <= 2));
+      std::vector<geometry::Point> corners(4);
+      for (auto& p : corners) row >> p.x >> p.y;
+      CHECK(static_cast<bool>(row));
+      std::string extra;
+      const bool more = static_cast<bool>(row >> extra);
+      CHECK_FALSE(more);  // exactly 9 values
+      for (const auto& p : corners) {
+        CHECK((p.x > 0 && p.x < 1 && p.y > 0 && p.y < 1));
+      }
+      // In pixels: a rectangle (the four corners are its own minimum-area box), long side between
+      // the options' sizes, aspect ratio at least 1.6 (the 6 px floor on h aside).
+      for (auto& p : corners) p = {p.x * 128, p.y * 128};
+      const geometry::RotatedBox box = geometry::min_area_box(corners);
+      CHECK(box.w ==
+            doctest::Approx(std::hypot(corners[1].x - corners[2].x, corners[1].y - corners[2].y))
+                .epsilon(1e-3));
+      CHECK(box.w >= 24 - 0.01);
+      CHECK(box.w <= 96 + 0.01);
+      CHECK(box.w / box.h >= std::min(1.6, box.w / 6.0) - 0.01);
+      for (const auto& other : in_image) CHECK(geometry::rotated_iou(box, other) <= 0.05 + 1e-6);
+      in_image.push_back(box);
+      all.push_back(box);
+      ++objects;
+    }
+  }
+  CHECK(objects == summary.objects);
+  REQUIRE(all.size() >= 6);
+  // Random orientations: the canonical angles are not all alike.
+  for (const auto& box : all)
+    angle_spread = std::max(angle_spread, std::abs(box.angle - all[0].angle));
+  CHECK(angle_spread > 0.5);
 }
