@@ -52,8 +52,12 @@ void parallel_for(size_t n, int threads, const char* label, bool show_progress,
     }
   };
   const bool tty = show_progress && ::isatty(STDERR_FILENO);
+  // Our threads do the parallel work, OpenCV runs serially inside them. Restoring the previous
+  // count is not possible: after setNumThreads(0) getNumThreads() reports the cores, and setting
+  // that back would turn OpenCV's own threads on for a caller that had them off (the loader).
+  const bool serial_cv = threads > 1;
   const int previous_cv_threads = cv::getNumThreads();
-  cv::setNumThreads(0);  // our threads do the parallel work; OpenCV runs serially inside them
+  if (serial_cv) cv::setNumThreads(0);
   std::vector<std::thread> pool;
   for (int t = 1; t < std::max(threads, 1); ++t) pool.emplace_back(work);
   std::atomic<bool> finished{false};
@@ -74,7 +78,7 @@ void parallel_for(size_t n, int threads, const char* label, bool show_progress,
     progress.join();
     std::fprintf(stderr, "\r");
   }
-  cv::setNumThreads(previous_cv_threads);
+  if (serial_cv) cv::setNumThreads(previous_cv_threads);
   if (error) std::rethrow_exception(error);
 }
 

@@ -36,7 +36,6 @@ Loader::Loader(const DatasetIndex& dataset, LoaderOptions options)
   }
   const int cores = std::max(1u, std::thread::hardware_concurrency());
   workers_ = std::clamp(options_.workers, 0, cores);
-  if (workers_ > 0) cv::setNumThreads(0);  // parallelism comes from our workers, not OpenCV
   core::AugmentConfig& aug = options_.augment_settings;
   if (options_.augment && dataset_.keypoints_per_box > 0 && dataset_.flip_idx.empty() &&
       (aug.fliplr > 0.0 || aug.flipud > 0.0)) {
@@ -51,6 +50,9 @@ Loader::Loader(const DatasetIndex& dataset, LoaderOptions options)
   }
   images_ = ImageStore::open(dataset_, options_.imgsz, options_.cache, options_.cache_gb,
                              options_.cache_dir, std::max(workers_, 1), options_.show_progress);
+  // Parallelism comes from our workers, not OpenCV (set after the store, whose build may change
+  // it).
+  if (workers_ > 0) cv::setNumThreads(0);
   if (options_.augment && images_->kind() != StoreKind::kRamDecoded) {
     // The partner window plus the anchors the workers may be ahead by.
     const int64_t ahead = int64_t(workers_ + options_.prefetch + 1) * options_.batch;
