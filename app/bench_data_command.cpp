@@ -12,15 +12,14 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "app/bench_command.h"
+#include "bench/peak_memory.h"
 #include "core/atomic_file.h"
 #include "core/config.h"
 #include "data/dataset.h"
@@ -53,25 +52,6 @@ core::CacheMode parse_cache(const std::string& name) {
   if (name == "ram") return core::CacheMode::kRam;
   if (name == "disk") return core::CacheMode::kDisk;
   throw CLI::ValidationError("--cache", "'" + name + "' is not none, ram or disk");
-}
-
-// The kernel's peak-RSS mark (VmHWM) is reset per setting by writing 5 to clear_refs (Linux 4.0+).
-void reset_peak_rss() {
-  std::ofstream("/proc/self/clear_refs") << "5";
-}
-
-int64_t peak_rss_bytes() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) {
-      std::istringstream s(line.substr(6));
-      int64_t kb = 0;
-      s >> kb;
-      return kb * 1024;
-    }
-  }
-  return -1;
 }
 
 nlohmann::json stage_report(const data::StageTotals& t, int64_t images) {
@@ -123,7 +103,7 @@ int run_bench_data(const BenchDataOptions& opts) {
         cfg.data.cache_dir = cache_dir;
         data::LoaderOptions lo = data::train_loader_options(cfg);
         lo.show_progress = false;
-        reset_peak_rss();
+        bench::reset_peak_memory("cpu");  // VmHWM per setting
         const auto t_cache = std::chrono::steady_clock::now();
         data::Loader loader(index, lo);
         const double cache_s =
@@ -167,7 +147,7 @@ int run_bench_data(const BenchDataOptions& opts) {
                               {"workers_requested", workers},
                               {"batch", opts.batch},
                               {"cache_build_s", cache_s},
-                              {"peak_rss_bytes", peak_rss_bytes()},
+                              {"peak_rss_bytes", bench::process_peak_rss_bytes()},
                               {"stages", stage_report(stages, staged_images)},
                               {"epochs", opts.epochs},
                               {"images_per_epoch", loader.samples_per_epoch()},

@@ -1,7 +1,12 @@
 // See synthetic_canvas.h.
 #include "demo/synthetic_canvas.h"
 
+#include <fmt/format.h>
+
 #include <opencv2/imgproc.hpp>
+
+#include "core/atomic_file.h"
+#include "data/image_codec.h"
 
 namespace trainer::demo {
 
@@ -32,6 +37,29 @@ cv::Mat textured_background(int size, Rng& rng) {
   }
   cv::add(image, noise, image);
   return image;
+}
+
+SyntheticSummary write_yolo_splits(const std::filesystem::path& out,
+                                   const SyntheticOptions& options, uint64_t stream_base,
+                                   const DrawObjects& draw) {
+  SyntheticSummary summary;
+  const auto split = [&](const std::string& name, int count, int first_id, Rng& rng) {
+    std::filesystem::create_directories(out / "images" / name);
+    std::filesystem::create_directories(out / "labels" / name);
+    for (int i = 0; i < count; ++i) {
+      const std::string stem = fmt::format("{:06d}", first_id + i);
+      cv::Mat image = textured_background(options.image_size, rng);
+      const std::string labels = draw(image, rng, &summary.objects);
+      data::write_image(out / "images" / name / (stem + ".jpg"), image, 92);
+      core::write_file_atomically(out / "labels" / name / (stem + ".txt"), labels);
+      ++summary.images;
+    }
+  };
+  Rng train_rng(options.seed * 2 + stream_base);
+  Rng val_rng(options.seed * 2 + stream_base + 1);
+  split("train", options.train_images, 0, train_rng);
+  split("val", options.val_images, options.train_images, val_rng);
+  return summary;
 }
 
 }  // namespace trainer::demo

@@ -7,7 +7,12 @@
 #include <opencv2/core.hpp>
 
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <random>
+#include <string>
+
+#include "demo/synthetic_dataset.h"
 
 namespace trainer::demo {
 
@@ -27,5 +32,16 @@ class Rng {
 
 // A size x size BGR background with low-frequency colour gradients, stripes and pixel noise.
 cv::Mat textured_background(int size, Rng& rng);
+
+// Draws one image's objects on its background and returns its YOLO label text, adding to
+// `objects` for each object labelled.
+using DrawObjects = std::function<std::string(cv::Mat& image, Rng& rng, int* objects)>;
+
+// The train and val splits of a YOLO-layout dataset: OUT/images/<split>/NNNNNN.jpg (quality 92)
+// and OUT/labels/<split>/NNNNNN.txt, each image a textured background drawn on by `draw`; ids run
+// on from train into val; each split has its own stream, seed * 2 + stream_base (+ 1 for val).
+SyntheticSummary write_yolo_splits(const std::filesystem::path& out,
+                                   const SyntheticOptions& options, uint64_t stream_base,
+                                   const DrawObjects& draw);
 
 }  // namespace trainer::demo

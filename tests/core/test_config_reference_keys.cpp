@@ -69,11 +69,18 @@ TEST_CASE("multi_scale: the bool of older reference versions means 0 or +-50%") 
         0.5);
 }
 
-TEST_CASE("cache: disk is refused with the reason, not the generic message") {
-  CHECK_THROWS_WITH_AS(load("cache: disk\n"),
-                       doctest::Contains("key 'cache': disk is not supported yet"), ConfigError);
+TEST_CASE("cache: none, ram (true) or disk, with a RAM budget and a disk folder") {
+  CHECK(load("cache: disk\n").data.cache == CacheMode::kDisk);
   CHECK(load("cache: ram\n").data.cache == CacheMode::kRam);
   CHECK(load("cache: true\n").data.cache == CacheMode::kRam);
+  CHECK(load("cache: false\n").data.cache == CacheMode::kNone);
+  CHECK_THROWS_AS(load("cache: tape\n"), ConfigError);
+  const auto c = load("cache: ram\ncache_gb: 12.5\ncache_dir: /tmp/x\n");
+  CHECK(c.data.cache_gb == 12.5);
+  CHECK(c.data.cache_dir == "/tmp/x");
+  CHECK(load("{}\n").data.cache_gb == 0.0);  // auto
+  CHECK_THROWS_WITH_AS(load("cache_gb: -1\n"), doctest::Contains("cache_gb"), ConfigError);
+  CHECK(load(config_to_yaml(c)) == c);
 }
 
 TEST_CASE("reference keys round-trip through args.yaml") {

@@ -13,7 +13,8 @@ namespace {
 constexpr double kPi = 3.14159265358979323846;
 }
 
-TEST_CASE("rotated box: canonical form puts the long side first and the angle in [-pi/4, 3pi/4)") {
+TEST_CASE(
+    "rotated box: canonical form puts the long side first, the angle from -pi/4 up to 3pi/4") {
   RotatedBox b = canonical({0, 0, 2, 4, 0});  // tall: swapped, +pi/2
   CHECK(b.w == 4);
   CHECK(b.h == 2);

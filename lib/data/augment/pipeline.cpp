@@ -43,10 +43,9 @@ Sample mosaic_and_affine(int64_t index, const FetchSample& fetch, const PickPart
   return random_perspective_to(fetch(index), out_w, out_h, params, rng);
 }
 
-}  // namespace
-
-Sample train_sample(int64_t index, const FetchSample& fetch, const PickPartner& pick,
-                    const TrainRecipe& recipe, SampleRng& rng) {
+// Everything before the colour jitter: mosaic (or the single image), the warp, mixup.
+Sample geometric_part(int64_t index, const FetchSample& fetch, const PickPartner& pick,
+                      const TrainRecipe& recipe, SampleRng& rng) {
   const core::AugmentConfig& a = recipe.augment;
   Sample out = mosaic_and_affine(index, fetch, pick, recipe, rng);
   if (recipe.mosaic_on && a.mixup > 0.0 && rng.uniform() < a.mixup) {
@@ -55,6 +54,15 @@ Sample train_sample(int64_t index, const FetchSample& fetch, const PickPartner& 
     const Sample other = mosaic_and_affine(partner, fetch, pick, recipe, partner_rng);
     out = mixup(out, other, rng.beta(32.0, 32.0));
   }
+  return out;
+}
+
+}  // namespace
+
+Sample train_sample(int64_t index, const FetchSample& fetch, const PickPartner& pick,
+                    const TrainRecipe& recipe, SampleRng& rng) {
+  const core::AugmentConfig& a = recipe.augment;
+  Sample out = geometric_part(index, fetch, pick, recipe, rng);
   random_hsv(out.image, a.hsv_h, a.hsv_s, a.hsv_v, rng);
   random_flips(out, a.flipud, a.fliplr, rng, recipe.flip_idx);
   return out;
@@ -63,13 +71,7 @@ Sample train_sample(int64_t index, const FetchSample& fetch, const PickPartner& 
 Sample train_sample_rgb(int64_t index, const FetchSample& fetch, const PickPartner& pick,
                         const TrainRecipe& recipe, SampleRng& rng, cv::Mat& rgb) {
   const core::AugmentConfig& a = recipe.augment;
-  Sample out = mosaic_and_affine(index, fetch, pick, recipe, rng);
-  if (recipe.mosaic_on && a.mixup > 0.0 && rng.uniform() < a.mixup) {
-    const int64_t partner = pick(rng);
-    SampleRng partner_rng(rng.next_u64(), 0, partner, StreamPurpose::kMixup);
-    const Sample other = mosaic_and_affine(partner, fetch, pick, recipe, partner_rng);
-    out = mixup(out, other, rng.beta(32.0, 32.0));
-  }
+  Sample out = geometric_part(index, fetch, pick, recipe, rng);
   // The draws of random_hsv then random_flips, in their order, before any pixel moves.
   const bool hsv = a.hsv_h != 0.0 || a.hsv_s != 0.0 || a.hsv_v != 0.0;
   HsvLuts luts;
