@@ -2,14 +2,14 @@
 #include "data/disk_cache.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <array>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <system_error>
-#include <thread>
+
+#include "core/atomic_file.h"
 
 namespace trainer::data {
 namespace {
@@ -81,28 +81,14 @@ bool write_disk_cache(const fs::path& file, const cv::Mat& resized, int imgsz,
   h.channels = 3;
   h.source_size = stamp.size;
   h.source_mtime_ns = stamp.mtime_ns;
-  // A name unique to this process and thread: two ranks building the same entry never share one.
-  const fs::path tmp = fs::path(file).concat(fmt::format(
-      ".{}.{}.tmp", ::getpid(), std::hash<std::thread::id>{}(std::this_thread::get_id())));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(&h), sizeof(h));
-    out.write(reinterpret_cast<const char*>(image.data),
-              static_cast<std::streamsize>(image.total() * image.elemSize()));
-    out.close();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      if (error) *error = fmt::format("{}: cannot write: {}", tmp.string(), std::strerror(errno));
-      return false;
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, file, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    if (error)
-      *error = fmt::format("{}: cannot rename into place: {}", file.string(), ec.message());
+  std::string content(sizeof(h) + image.total() * image.elemSize(), '\0');
+  std::memcpy(content.data(), &h, sizeof(h));
+  std::memcpy(content.data() + sizeof(h), image.data, image.total() * image.elemSize());
+  try {
+    // A unique temporary (mkstemp), fsynced, renamed, the folder fsynced.
+    core::write_file_atomically(file, content);
+  } catch (const std::exception& e) {
+    if (error) *error = e.what();
     return false;
   }
   return true;
@@ -134,11 +120,16 @@ bool read_header(std::ifstream& in, int imgsz, const SourceStamp& stamp, Header*
 
 }  // namespace
 
-bool disk_cache_header_ok(const fs::path& file, int imgsz, const SourceStamp& stamp,
+bool disk_cache_header_ok(const fs::path& file, int imgsz, const SourceStamp& stamp, cv::Size shape,
                           std::string* why) {
   std::ifstream in(file, std::ios::binary);
   Header h{};
   if (!read_header(in, imgsz, stamp, &h, why)) return false;
+  if (h.rows != uint32_t(shape.height) || h.cols != uint32_t(shape.width)) {
+    // A replaced source that kept its size and time (cp -p, rsync -t) shows here most often.
+    if (why) *why = "not the source's resized shape";
+    return false;
+  }
   std::error_code ec;
   const auto size = fs::file_size(file, ec);
   const uint64_t expected = sizeof(Header) + uint64_t(h.rows) * h.cols * h.channels;

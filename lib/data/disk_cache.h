@@ -5,8 +5,10 @@
 // epoch reads raw pixels instead of decoding JPEGs; ours stores them already resized (at imgsz,
 // as the loader uses them) with a header that is checked before use: format version, imgsz, image
 // shape and the source file's size and modification time. A file that is missing, from an older
-// format, another imgsz, a changed source, truncated or corrupt is rebuilt, never trusted. Writes
-// go to a temporary file renamed into place, so a killed run leaves no half-written cache file.
+// format, another imgsz, a changed source, a shape other than the source's resized shape, truncated
+// or corrupt is rebuilt, never trusted. Writes go through core::write_file_atomically (a temporary
+// file, flushed to disk, renamed into place), so neither a kill nor a power loss leaves a
+// half-written file under a cache name; a kill may leave a `*.tmp.XXXXXX` beside it.
 // Files: `<image file name>.<imgsz>.trimg` beside the image, or in `cache_dir` (flat, the name
 // prefixed by a hash of the image's absolute path) when one is given.
 #pragma once
@@ -32,13 +34,15 @@ SourceStamp source_stamp(const std::filesystem::path& image);
 std::filesystem::path disk_cache_file(const std::filesystem::path& image, int imgsz,
                                       const std::string& cache_dir);
 
-// Writes `resized` (uint8, 3 channels) atomically. False (with `error`) when it cannot be written.
+// Writes `resized` (uint8, 3 channels) atomically and durably. False (with `error`) when it cannot
+// be written.
 bool write_disk_cache(const std::filesystem::path& file, const cv::Mat& resized, int imgsz,
                       const SourceStamp& stamp, std::string* error);
 
-// Whether the header of `file` fits (`why` says why not); the pixels are not read.
+// Whether the header of `file` fits and describes an image of `shape` (the source's size resized
+// to imgsz; `why` says why not); the pixels are not read.
 bool disk_cache_header_ok(const std::filesystem::path& file, int imgsz, const SourceStamp& stamp,
-                          std::string* why);
+                          cv::Size shape, std::string* why);
 
 // The cached image, or an empty Mat with `why` saying why it cannot be used (missing, version,
 // imgsz, source changed, truncated).

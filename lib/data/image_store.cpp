@@ -52,9 +52,10 @@ void parallel_for(size_t n, int threads, const char* label, bool show_progress,
     }
   };
   const bool tty = show_progress && ::isatty(STDERR_FILENO);
-  // Our threads do the parallel work, OpenCV runs serially inside them. Restoring the previous
-  // count is not possible: after setNumThreads(0) getNumThreads() reports the cores, and setting
-  // that back would turn OpenCV's own threads on for a caller that had them off (the loader).
+  // Our threads do the parallel work, OpenCV runs serially inside them. The count restored after
+  // is getNumThreads()'s, which reports the cores even after setNumThreads(0): a caller that wants
+  // OpenCV serial (the loader) sets it again after the store is built.
+
   const bool serial_cv = threads > 1;
   const int previous_cv_threads = cv::getNumThreads();
   if (serial_cv) cv::setNumThreads(0);
@@ -150,9 +151,10 @@ RamCachePlan plan_ram_cache(int64_t decoded_bytes, const std::vector<int64_t>& f
 }
 
 int64_t ram_cache_budget(double cache_gb, int64_t available, int local_ranks) {
-  if (cache_gb > 0) return static_cast<int64_t>(cache_gb * 1e9);
+  const int ranks = std::max(local_ranks, 1);
+  if (cache_gb > 0) return static_cast<int64_t>(cache_gb * 1e9) / ranks;
   if (available < 0) return 0;  // unknown memory: cache nothing rather than risk the machine
-  return available / 2 / std::max(local_ranks, 1);
+  return available / 2 / ranks;
 }
 
 ImageStore::~ImageStore() = default;
@@ -182,13 +184,14 @@ std::unique_ptr<ImageStore> ImageStore::open(const DatasetIndex& dataset, int im
       file_bytes[i] = ec ? -1 : static_cast<int64_t>(size);
     }
     const int64_t available = available_memory_bytes();
-    int64_t budget = ram_cache_budget(cache_gb, available, local_rank_count());
-    if (cache_gb > 0 && available >= 0 && budget > available * 9 / 10) {
+    const int ranks = local_rank_count();
+    int64_t budget = ram_cache_budget(cache_gb, available, ranks);
+    if (cache_gb > 0 && available >= 0 && budget > available * 9 / 10 / ranks) {
       spdlog::warn(
           "cache_gb {:.1f} is more than 90% of the {:.1f} GB available: the cache keeps "
           "to {:.1f} GB",
           cache_gb, available / 1e9, available * 0.9 / 1e9);
-      budget = available * 9 / 10;
+      budget = available * 9 / 10 / ranks;
     }
     const RamCachePlan plan = plan_ram_cache(decoded, file_bytes, budget);
     store->kind_ = plan.kind;
@@ -244,19 +247,24 @@ std::unique_ptr<ImageStore> ImageStore::open(const DatasetIndex& dataset, int im
     store->kind_ = StoreKind::kDisk;
     store->disk_files_.resize(n);
     std::atomic<int64_t> reused{0}, written{0}, failed{0};
+    // A folder that takes no files (read-only dataset): stop decoding for nothing after a few.
+    constexpr int64_t kFailuresBeforeGivingUp = 8;
     std::mutex reason_mutex;
     std::string first_failure;
     parallel_for(n, threads, "disk cache", show_progress, [&](size_t i) {
       const fs::path& image = dataset.items[i].image;
       const fs::path file = disk_cache_file(image, imgsz, cache_dir);
       const SourceStamp stamp = source_stamp(image);
+      const ImageLabels& item = dataset.items[i];
       std::string why;
       // The header and the file size decide; the pixels are read per use.
-      if (disk_cache_header_ok(file, imgsz, stamp, &why)) {
+      if (disk_cache_header_ok(file, imgsz, stamp, long_side_size(item.height, item.width, imgsz),
+                               &why)) {
         store->disk_files_[i] = file.string();
         ++reused;
         return;
       }
+      if (failed >= kFailuresBeforeGivingUp && written == 0) return;
       cv::Mat resized;
       try {
         resized = resize_long_side(read_image_bgr(image), imgsz);
@@ -278,9 +286,11 @@ std::unique_ptr<ImageStore> ImageStore::open(const DatasetIndex& dataset, int im
     store->disk_written_ = written;
     if (failed > 0) {
       spdlog::warn(
-          "cache: disk could not write {} of {} files (those images are decoded from "
-          "their files every epoch); the first: {}",
-          failed.load(), n, first_failure);
+          "cache: disk could not write {} of {} files{} (those images are decoded from "
+          "their files every epoch; cache_dir puts the files elsewhere); the first: {}",
+          failed.load(), n,
+          failed >= kFailuresBeforeGivingUp && written == 0 ? " and stopped trying" : "",
+          first_failure);
     }
     log(fmt::format("cache: disk in {}: {} reused, {} written ({:.1f} s)",
                     cache_dir.empty() ? "the image folders" : cache_dir, reused.load(),

@@ -40,8 +40,8 @@ struct RamCachePlan {
 RamCachePlan plan_ram_cache(int64_t decoded_bytes, const std::vector<int64_t>& file_bytes,
                             int64_t budget_bytes);
 
-// The default budget: half of `available` bytes, divided among `local_ranks` processes (each rank
-// builds its own cache). `cache_gb` > 0 replaces it.
+// One rank's budget: half of `available` bytes, or `cache_gb` (> 0) GB, either being the
+// machine's and divided among its `local_ranks` processes (each rank builds its own cache).
 int64_t ram_cache_budget(double cache_gb, int64_t available, int local_ranks);
 
 class ImageStore {
@@ -52,6 +52,9 @@ class ImageStore {
                                           core::CacheMode mode, double cache_gb,
                                           const std::string& cache_dir, int threads,
                                           bool show_progress);
+  // The store keeps a pointer to `dataset`: a temporary would dangle.
+  static std::unique_ptr<ImageStore> open(DatasetIndex&&, int, core::CacheMode, double,
+                                          const std::string&, int, bool) = delete;
   ~ImageStore();
 
   // Image `i` with its long side imgsz (uint8 BGR). A decoded cached image is shared with other

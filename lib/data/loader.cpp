@@ -53,7 +53,9 @@ Loader::Loader(const DatasetIndex& dataset, LoaderOptions options)
   // Parallelism comes from our workers, not OpenCV (set after the store, whose build may change
   // it).
   if (workers_ > 0) cv::setNumThreads(0);
-  if (options_.augment && images_->kind() != StoreKind::kRamDecoded) {
+  // Only mosaic reads partners, so without it (rect training, mosaic: 0) there is nothing to keep.
+  if (options_.augment && !options_.rect && options_.augment_settings.mosaic > 0.0 &&
+      images_->kind() != StoreKind::kRamDecoded) {
     // The partner window plus the anchors the workers may be ahead by.
     const int64_t ahead = int64_t(workers_ + options_.prefetch + 1) * options_.batch;
     recent_ = std::make_unique<RecentImages>(static_cast<size_t>(

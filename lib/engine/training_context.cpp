@@ -5,6 +5,8 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include <exception>
+
 #include "core/error.h"
 #include "data/loader_options.h"
 #include "dist/sync_batch_norm.h"
@@ -112,16 +114,22 @@ TrainingContext build_training_context(const core::TrainConfig& config,
     // torch_distributed_zero_first); every rank passes the barrier exactly once.
     const bool first = options.local_rank == 0;
     if (ctx.group && !first) ctx.group->barrier();
-    ctx.train_set = std::make_shared<data::DatasetIndex>(
-        load_run_split(config, yaml_spec, data::Split::kTrain));
-    if (options.need_val) {
-      ctx.val_set = std::make_shared<data::DatasetIndex>(
-          load_run_split(config, yaml_spec, data::Split::kVal));
+    std::exception_ptr failure;  // local rank 0 passes the barrier even when it fails
+    try {
+      ctx.train_set = std::make_shared<data::DatasetIndex>(
+          load_run_split(config, yaml_spec, data::Split::kTrain));
+      if (options.need_val) {
+        ctx.val_set = std::make_shared<data::DatasetIndex>(
+            load_run_split(config, yaml_spec, data::Split::kVal));
+      }
+      // cache: disk files too: local rank 0 writes them, the others find them valid and reuse them
+      // (each rank builds its own RAM cache, so that one stays outside the barrier).
+      if (config.data.cache == core::CacheMode::kDisk) make_train_loader(ctx, config, options);
+    } catch (...) {
+      failure = std::current_exception();
     }
-    // cache: disk files too: local rank 0 writes them, the others find them valid and reuse them
-    // (each rank builds its own RAM cache, so that one stays outside the barrier).
-    if (config.data.cache == core::CacheMode::kDisk) make_train_loader(ctx, config, options);
     if (ctx.group && first) ctx.group->barrier();
+    if (failure) std::rethrow_exception(failure);
   }
   ctx.dataset = run_dataset_spec(config, yaml_spec);
   if (!ctx.train_loader) make_train_loader(ctx, config, options);

@@ -55,6 +55,10 @@ RotatedBox canonical(RotatedBox box) {
     std::swap(box.w, box.h);
     box.angle += kPi / 2;
   }
+  if (!std::isfinite(box.angle)) {
+    throw std::invalid_argument("canonical: the angle is not finite");
+  }
+  if (std::abs(box.angle) > 8 * kPi) box.angle = std::remainder(box.angle, kPi);  // far out
   while (box.angle >= 3 * kPi / 4) box.angle -= kPi;
   while (box.angle < -kPi / 4) box.angle += kPi;
   return box;

@@ -460,3 +460,55 @@ TEST_CASE("train sample: the loader's fused RGB path gives train_sample's pixels
     }
   }
 }
+
+TEST_CASE("train sample: the mosaic path equals random_mosaic4 then random_perspective(-s/2)") {
+  // The loader's mosaic (canvas assembled only where the warp reads it, in a reused buffer) against
+  // the plain composition with the same draws, at an odd size, with a large translation, rotation
+  // and shear, and with mixup (whose partner is built the same way).
+  std::vector<Sample> images;
+  for (int i = 0; i < 5; ++i) {
+    Sample p;
+    p.image = trainer::test::pattern_image(70 + 23 * i, 110 - 13 * i, i + 2);
+    p.classes = {i % 2};
+    p.boxes = {{4.f, 6.f, 50.f, 60.f}};
+    images.push_back(p);
+  }
+  const FetchSample fetch = [&](int64_t i) { return images[static_cast<size_t>(i)]; };
+  const PickPartner pick = [](SampleRng& rng) { return static_cast<int64_t>(rng.below(5)); };
+  TrainRecipe recipe;
+  recipe.imgsz = 97;
+  recipe.augment.hsv_h = recipe.augment.hsv_s = recipe.augment.hsv_v = 0.0;
+  recipe.augment.fliplr = 0.0;
+  recipe.augment.translate = 0.4;
+  recipe.augment.degrees = 20.0;
+  recipe.augment.shear = 4.0;
+  const AffineParams params{20.0, 0.4, recipe.augment.scale, 4.0, 0.0};
+  const auto plain = [&](int64_t index, SampleRng& rng) {
+    CHECK(rng.uniform() < 1.0);  // the mosaic draw (probability 1)
+    const Sample first = fetch(index);
+    Sample others[3];
+    for (auto& other : others) other = fetch(pick(rng));
+    const Sample mosaic =
+        random_mosaic4({&first, &others[0], &others[1], &others[2]}, recipe.imgsz, rng);
+    return random_perspective(mosaic, -recipe.imgsz / 2, params, rng);
+  };
+  for (const double mixup : {0.0, 1.0}) {
+    recipe.augment.mixup = mixup;
+    for (int seed = 0; seed < 20; ++seed) {
+      SampleRng rng_a(static_cast<uint64_t>(seed), 2, seed % 5), rng_b = rng_a;
+      const Sample fast = train_sample(seed % 5, fetch, pick, recipe, rng_a);
+      Sample expected = plain(seed % 5, rng_b);
+      if (mixup > 0.0) {
+        CHECK(rng_b.uniform() < 1.0);  // the mixup draw
+        const int64_t partner = pick(rng_b);
+        SampleRng partner_rng(rng_b.next_u64(), 0, partner, StreamPurpose::kMixup);
+        const Sample other = plain(partner, partner_rng);
+        expected = trainer::data::augment::mixup(expected, other, rng_b.beta(32.0, 32.0));
+      }
+      REQUIRE(fast.image.size() == expected.image.size());
+      CHECK(cv::norm(fast.image, expected.image, cv::NORM_INF) == 0);
+      CHECK((fast.boxes == expected.boxes));
+      CHECK(fast.classes == expected.classes);
+    }
+  }
+}

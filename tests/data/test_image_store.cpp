@@ -70,7 +70,8 @@ TEST_CASE("ram cache plan: decoded when all fit, else the files that fit, else n
 }
 
 TEST_CASE("ram cache budget: cache_gb, else half the available memory shared by local ranks") {
-  CHECK(ram_cache_budget(2.5, 100'000'000'000, 4) == 2'500'000'000);
+  CHECK(ram_cache_budget(2.5, 100'000'000'000, 1) == 2'500'000'000);
+  CHECK(ram_cache_budget(2.5, 100'000'000'000, 4) == 625'000'000);  // the machine's, shared
   CHECK(ram_cache_budget(0.0, 10'000'000'000, 1) == 5'000'000'000);
   CHECK(ram_cache_budget(0.0, 10'000'000'000, 2) == 2'500'000'000);
   CHECK(ram_cache_budget(0.0, -1, 1) == 0);  // unknown memory: nothing cached
@@ -122,9 +123,11 @@ TEST_CASE("disk cache files: round trip and every check that refuses a stale fil
   CHECK(why == "missing");
   REQUIRE(write_disk_cache(file, resized, 64, stamp, &why));
   CHECK(fs::file_size(file) == 48 + size_t(resized.total() * 3));
-  CHECK(disk_cache_header_ok(file, 64, stamp, &why));
+  CHECK(disk_cache_header_ok(file, 64, stamp, resized.size(), &why));
+  CHECK_FALSE(disk_cache_header_ok(file, 64, stamp, cv::Size(64, 64), &why));
+  CHECK(why == "not the source's resized shape");  // a replaced source with the same size/time
   CHECK(same_pixels(read_disk_cache(file, 64, stamp, &why), resized));
-  CHECK_FALSE(disk_cache_header_ok(file, 32, stamp, &why));
+  CHECK_FALSE(disk_cache_header_ok(file, 32, stamp, resized.size(), &why));
   CHECK(why == "made for another imgsz");
   SourceStamp touched = stamp;
   touched.mtime_ns += 1;
@@ -140,7 +143,7 @@ TEST_CASE("disk cache files: round trip and every check that refuses a stale fil
   CHECK(why == "written by another cache format version");
   REQUIRE(write_disk_cache(file, resized, 64, stamp, &why));
   fs::resize_file(file, fs::file_size(file) - 1);  // a write cut short
-  CHECK_FALSE(disk_cache_header_ok(file, 64, stamp, &why));
+  CHECK_FALSE(disk_cache_header_ok(file, 64, stamp, resized.size(), &why));
   CHECK(why == "wrong file size");
   CHECK(read_disk_cache(file, 64, stamp, &why).empty());
   CHECK(why == "truncated pixels");
@@ -186,4 +189,9 @@ TEST_CASE("cache: disk in a folder it cannot write says so and reads the images"
   CHECK(store->disk_written() == 0);
   CHECK(log.text().find("could not write 3 of 3") != std::string::npos);
   CHECK(same_pixels(store->resized(1), decoded(index, 1, 48)));
+  // Many images: it stops decoding for nothing after 8 failed writes.
+  const DatasetIndex many = make_images(dir.path() / "many", 12, ".png");
+  auto more = ImageStore::open(many, 48, CacheMode::kDisk, 0.0, "/proc/self", 1, true);
+  CHECK(log.text().find("could not write 8 of 12 files and stopped trying") != std::string::npos);
+  CHECK(same_pixels(more->resized(11), decoded(many, 11, 48)));
 }

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <stdexcept>
 
 #include "geometry/rotated_box.h"
 
@@ -24,6 +25,8 @@ TEST_CASE(
   CHECK(canonical({0, 0, 4, 2, -kPi / 4}).angle == Approx(-kPi / 4));     // the lower end is closed
   CHECK(canonical({0, 0, 4, 2, -kPi / 2}).angle == Approx(kPi / 2));
   CHECK(canonical({0, 0, 2, 4, 3 * kPi / 4}).angle == Approx(kPi / 4));  // 3pi/4 + pi/2 - pi
+  CHECK(canonical({0, 0, 4, 2, 1e6 * kPi + 0.1}).angle == Approx(0.1).epsilon(1e-6));  // far out
+  CHECK_THROWS_AS(canonical({0, 0, 4, 2, std::nan("")}), std::invalid_argument);
 }
 
 TEST_CASE("rotated box: minimum-area rectangle of DOTA corners, as the reference computes it") {
