@@ -166,7 +166,8 @@ std::vector<FieldSpec> build_fields() {
   }
   f.push_back(float_field(
       "cache_gb", "data", [](auto& c) -> auto& { return c.data.cache_gb; }, closed(0, 1e6),
-      "cache: ram memory budget in GB (0 = half the available memory, shared by local ranks)"));
+      "cache: ram memory budget in GB for the machine, shared by its ranks (0 = half the "
+      "available memory)"));
   f.push_back(string_field(
       "cache_dir", "data", [](auto& c) -> auto& { return c.data.cache_dir; },
       "cache: disk folder for the resized images (empty = beside each image)", FieldType::kPath));
