@@ -168,9 +168,9 @@ std::unique_ptr<ImageStore> ImageStore::open(const DatasetIndex& dataset, int im
   store->imgsz_ = imgsz;
   const size_t n = dataset.items.size();
   const auto t0 = std::chrono::steady_clock::now();
-  auto log = [&](const std::string& line) {
-    if (show_progress) spdlog::info("{}", line);
-  };
+  // The plan is logged always (what is cached and how much memory it takes matters in a batch job's
+  // log too); only the progress line is for terminals.
+  auto log = [](const std::string& line) { spdlog::info("{}", line); };
 
   if (mode == core::CacheMode::kRam) {
     int64_t decoded = 0;

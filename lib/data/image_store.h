@@ -46,8 +46,9 @@ int64_t ram_cache_budget(double cache_gb, int64_t available, int local_ranks);
 
 class ImageStore {
  public:
-  // Plans and builds the store (a progress line while caching). Never throws for a cache that does
-  // not fit; throws core::InputError for a disk cache folder that cannot be created.
+  // Plans and builds the store, logging the plan (and a progress line on a terminal when
+  // `show_progress`). Never throws for a cache that does not fit; throws core::InputError for a
+  // disk cache folder that cannot be created.
   static std::unique_ptr<ImageStore> open(const DatasetIndex& dataset, int imgsz,
                                           core::CacheMode mode, double cache_gb,
                                           const std::string& cache_dir, int threads,
