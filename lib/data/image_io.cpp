@@ -23,6 +23,11 @@ cv::Mat read_image_bgr(const std::filesystem::path& file) {
   if (!read) {
     throw core::InputError(fmt::format("{}: image not found or unreadable", file.string()));
   }
+  return decode_image_bgr_or_throw(bytes, file);
+}
+
+cv::Mat decode_image_bgr_or_throw(const std::vector<uint8_t>& bytes,
+                                  const std::filesystem::path& file) {
   std::string error;
   cv::Mat image;
   {

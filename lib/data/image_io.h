@@ -8,13 +8,19 @@
 
 #include <opencv2/core.hpp>
 
+#include <cstdint>
 #include <filesystem>
+#include <vector>
 
 namespace trainer::data {
 
 // Decodes `file` to HxWx3 uint8 BGR (gray -> 3 channels, alpha dropped, 16-bit scaled to 8).
 // Throws core::InputError naming the file when it cannot be decoded.
 cv::Mat read_image_bgr(const std::filesystem::path& file);
+
+// The same for a file's bytes already in memory; `file` names it in the error.
+cv::Mat decode_image_bgr_or_throw(const std::vector<uint8_t>& bytes,
+                                  const std::filesystem::path& file);
 
 // The resized size for an h0 x w0 image at `imgsz` (width, height).
 cv::Size long_side_size(int height, int width, int imgsz);

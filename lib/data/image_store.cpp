@@ -310,17 +310,7 @@ cv::Mat ImageStore::resized(size_t i) const {
     return decoded_[i];
   }
   if (!encoded_.empty() && !encoded_[i].empty()) {
-    std::string error;
-    cv::Mat image;
-    {
-      StageScope scope(Stage::kDecode);
-      image = decode_image_bgr(encoded_[i], &error);
-    }
-    if (image.empty()) {
-      throw core::InputError(
-          fmt::format("{}: cannot decode image: {}", item.image.string(), error));
-    }
-    return resize_long_side(image, imgsz_);
+    return resize_long_side(decode_image_bgr_or_throw(encoded_[i], item.image), imgsz_);
   }
   if (!disk_files_.empty() && !disk_files_[i].empty()) {
     std::string why;
