@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: the CPU build with its full test suite, (where the CUDA
-# toolkit is present) the CUDA build compiled and linked so a CUDA-only compile error cannot land,
-# and the core and data suites plus the fuzz replays again under ASan + UBSan (build-asan/), since
-# those libraries read every byte users hand in. TRAINER_SKIP_SANITIZE=1 skips that last part.
+# toolkit is present) the CUDA build's CUDA-specific translation units compiled so a CUDA-only
+# compile error cannot land, and the core and data suites plus the fuzz replays again under ASan +
+# UBSan (build-asan/), since those libraries read every byte users hand in.
+# TRAINER_SKIP_SANITIZE=1 skips that last part. TRAINER_CUDA_BUILD=full builds and links the whole
+# CUDA app instead (about 20 minutes more on a cold 2-core machine: CI must fit in 90).
 # Usage: scripts/test.sh [extra ctest arguments]
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
@@ -10,9 +12,17 @@ source "$(dirname "$0")/env.sh"
 "$TRAINER_ROOT/scripts/setup.sh"
 "$TRAINER_ROOT/scripts/build.sh"
 if [ "${TRAINER_SKIP_CUDA_BUILD:-0}" != 1 ] && { command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; }; then
-  # Every library and the app (all CUDA-specific code lives there), not the test binaries.
-  echo "[test] compiling the CUDA build (libraries and the trainer app) in $TRAINER_BUILD_CUDA"
-  "$TRAINER_ROOT/scripts/build.sh" --cuda trainer
+  if [ "${TRAINER_CUDA_BUILD:-objects}" = full ]; then
+    echo "[test] compiling and linking the CUDA build (libraries and the trainer app) in $TRAINER_BUILD_CUDA"
+    "$TRAINER_ROOT/scripts/build.sh" --cuda trainer
+  else
+    # Only the translation units whose code differs under CUDA (scripts/cuda_affected_objects.py);
+    # every other one compiles to the same code as in the CPU build just built.
+    "$TRAINER_ROOT/scripts/build.sh" --cuda build.ninja
+    mapfile -t cuda_objects < <(python3 "$TRAINER_ROOT/scripts/cuda_affected_objects.py" "$TRAINER_BUILD_CUDA")
+    echo "[test] compiling the ${#cuda_objects[@]} CUDA-specific translation units in $TRAINER_BUILD_CUDA"
+    "$TRAINER_ROOT/scripts/build.sh" --cuda "${cuda_objects[@]}"
+  fi
 else
   echo "[test] no CUDA toolkit (or TRAINER_SKIP_CUDA_BUILD=1): CUDA build not compiled"
 fi
