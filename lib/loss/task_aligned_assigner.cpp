@@ -10,15 +10,19 @@ namespace trainer::loss {
 
 using at::indexing::Slice;
 
+double stal_stride(const AssignerOptions& options) {
+  return options.strides.size() > 1 ? options.strides[1] : options.strides.at(0);
+}
+
 at::Tensor select_candidates_in_gts(const at::Tensor& anchor_points, const at::Tensor& gt_bboxes,
                                     const at::Tensor& mask_gt, const AssignerOptions& options) {
-  // STAL: a valid GT side shorter than the finest stride is widened to the next stride for this
-  // inside-the-box test only (the overlaps below still use the real box).
-  const double min_side = options.strides.at(0);
-  const double stal_side = options.strides.size() > 1 ? options.strides[1] : options.strides[0];
+  // STAL: a valid GT side shorter than stride_val (the second stride, 16 px) is widened to it for
+  // this inside-the-box test only (the overlaps below still use the real box). 8.4.190 compares
+  // with stride_val itself; older releases compared with the finest stride (8 px).
+  const double stal_side = stal_stride(options);
   const auto xywh = xyxy_to_xywh(gt_bboxes);
   const auto wh = xywh.narrow(-1, 2, 2);
-  const auto small = wh.lt(min_side).logical_and(mask_gt.to(at::kBool));
+  const auto small = wh.lt(stal_side).logical_and(mask_gt.to(at::kBool));
   const auto widened = at::where(small, at::scalar_tensor(stal_side, wh.options()), wh);
   const auto boxes = xywh_to_xyxy(at::cat({xywh.narrow(-1, 0, 2), widened}, -1));
 
@@ -93,9 +97,10 @@ Assignment TaskAlignedAssigner::operator()(const at::Tensor& pd_scores, const at
   const int64_t na = pd_scores.size(1);
   const int64_t nc = options_.num_classes;
   const int64_t m = gt_bboxes.size(1);
+  const int64_t d = gt_bboxes.size(-1);  // box width: 4 (xyxy), 5 for the OBB hooks
   const auto long_opts = pd_scores.options().dtype(at::kLong);
   if (m == 0 || na == 0) {
-    return {at::full({bs, na}, nc, long_opts), at::zeros({bs, na, 4}, pd_bboxes.options()),
+    return {at::full({bs, na}, nc, long_opts), at::zeros({bs, na, d}, pd_bboxes.options()),
             at::zeros({bs, na, nc}, pd_scores.options()),
             at::zeros({bs, na}, pd_scores.options().dtype(at::kBool)),
             at::zeros({bs, na}, long_opts)};
@@ -103,7 +108,9 @@ Assignment TaskAlignedAssigner::operator()(const at::Tensor& pd_scores, const at
   const auto valid = mask_gt.to(at::kBool);  // (B, M, 1)
 
   // Candidates and the alignment metric, computed only where the anchor is inside a valid GT.
-  auto in_gts = select_candidates_in_gts(anchor_points, gt_bboxes, mask_gt, options_);
+  auto in_gts = hooks.candidates
+                    ? hooks.candidates(anchor_points, gt_bboxes, mask_gt)
+                    : select_candidates_in_gts(anchor_points, gt_bboxes, mask_gt, options_);
   if (hooks.gate_candidates) in_gts = hooks.gate_candidates(in_gts);
   const auto pair_mask = in_gts.logical_and(valid);      // (B, M, A)
   const auto cls = gt_labels.squeeze(-1).to(at::kLong);  // (B, M)
@@ -112,9 +119,11 @@ Assignment TaskAlignedAssigner::operator()(const at::Tensor& pd_scores, const at
   const auto bbox_scores = at::where(pair_mask, cls_scores, at::zeros({}, pd_scores.options()));
   auto overlaps = at::zeros({bs, m, na}, pd_bboxes.options());
   {
-    const auto gt_sel = gt_bboxes.unsqueeze(2).expand({bs, m, na, 4}).index({pair_mask});
-    const auto pd_sel = pd_bboxes.unsqueeze(1).expand({bs, m, na, 4}).index({pair_mask});
-    auto values = bbox_iou(gt_sel, pd_sel, IouKind::kCiou).squeeze(-1).clamp_min(0);
+    const auto gt_sel = gt_bboxes.unsqueeze(2).expand({bs, m, na, d}).index({pair_mask});
+    const auto pd_sel = pd_bboxes.unsqueeze(1).expand({bs, m, na, d}).index({pair_mask});
+    auto values = hooks.box_overlap
+                      ? hooks.box_overlap(gt_sel, pd_sel)
+                      : bbox_iou(gt_sel, pd_sel, IouKind::kCiou).squeeze(-1).clamp_min(0);
     if (hooks.pair_overlaps) values = hooks.pair_overlaps(pair_mask.nonzero(), values);
     overlaps.index_put_({pair_mask}, values);
   }
@@ -130,7 +139,7 @@ Assignment TaskAlignedAssigner::operator()(const at::Tensor& pd_scores, const at
   // Targets gathered from each anchor's GT.
   const auto flat_idx = picked.target_gt_idx + at::arange(bs, long_opts).unsqueeze(-1) * m;
   auto target_labels = gt_labels.to(at::kLong).flatten().index({flat_idx}).clamp_min(0);  // (B, A)
-  const auto target_bboxes = gt_bboxes.reshape({-1, 4}).index({flat_idx});  // (B, A, 4)
+  const auto target_bboxes = gt_bboxes.reshape({-1, d}).index({flat_idx});  // (B, A, D)
   const auto fg = picked.fg_mask.gt(0);
   auto one_hot = at::zeros({bs, na, nc}, pd_scores.options())
                      .scatter_(2, target_labels.unsqueeze(-1), 1.0)

@@ -20,7 +20,7 @@ struct AssignerOptions {
   double alpha = 0.5;  // power of the class score in the alignment metric
   double beta = 6.0;   // power of the CIoU
   double eps = 1e-9;
-  std::vector<double> strides = {8, 16, 32};  // STAL: sides < strides[0] become strides[1]
+  std::vector<double> strides = {8, 16, 32};  // STAL: sides < strides[1] become strides[1]
 };
 
 struct Assignment {
@@ -33,8 +33,11 @@ struct Assignment {
 
 // The steps, exposed for tests. Shapes: M = padded GTs per image, A = anchors.
 
+// STAL's side (the reference's stride_val): strides[1], or strides[0] when there is one stride.
+double stal_stride(const AssignerOptions& options);
+
 // (B, M, A) bool: anchor centre strictly inside the GT (all four margins > eps), after the STAL
-// widening of sides shorter than strides[0] to strides[1] (centre kept) for valid GTs.
+// widening of sides shorter than stal_stride() to it (centre kept) for valid GTs.
 at::Tensor select_candidates_in_gts(const at::Tensor& anchor_points, const at::Tensor& gt_bboxes,
                                     const at::Tensor& mask_gt, const AssignerOptions& options);
 
@@ -53,9 +56,17 @@ HighestOverlaps select_highest_overlaps(at::Tensor mask_pos, const at::Tensor& o
                                         const at::Tensor& align_metric, int64_t topk,
                                         int64_t topk2);
 
-// Optional changes to the assignment, for tasks whose ground truth has more than a box (pose). Left
-// empty, the assignment is the detection one, bit for bit.
+// Optional changes to the assignment, for tasks whose ground truth has more than a box (pose) or
+// another kind of box (OBB). Left empty, the assignment is the detection one, bit for bit.
 struct AssignerHooks {
+  // Replaces the axis-aligned candidate test: (anchor_points (A, 2), gt_bboxes (B, M, D),
+  // mask_gt (B, M, 1)) -> (B, M, A) bool (OBB: the anchor inside the rotated box).
+  std::function<at::Tensor(const at::Tensor& anchor_points, const at::Tensor& gt_bboxes,
+                           const at::Tensor& mask_gt)>
+      candidates;
+  // Replaces the CIoU of the candidate pairs: (gt (P, D), predicted (P, D)) -> (P) overlaps >= 0
+  // (OBB: ProbIoU of xywhr boxes).
+  std::function<at::Tensor(const at::Tensor& gt, const at::Tensor& predicted)> box_overlap;
   // (B, M, A) bool candidates inside the (STAL-widened) GTs -> the candidates kept.
   std::function<at::Tensor(const at::Tensor& in_gts)> gate_candidates;
   // The overlap of each candidate pair: pairs (P, 3) int64 [image, gt, anchor] in the order of a
@@ -69,7 +80,8 @@ class TaskAlignedAssigner {
 
   // pd_scores (B, A, nc) probabilities, pd_bboxes (B, A, 4) xyxy pixels, anchor_points (A, 2)
   // pixels, gt_labels (B, M, 1), gt_bboxes (B, M, 4) xyxy pixels, mask_gt (B, M, 1) valid rows.
-  // Runs without gradient; with M = 0 everything is background.
+  // Runs without gradient; with M = 0 everything is background. With the hooks `candidates` and
+  // `box_overlap`, boxes may have another width D (OBB: 5, xywhr); target_bboxes has it too.
   Assignment operator()(const at::Tensor& pd_scores, const at::Tensor& pd_bboxes,
                         const at::Tensor& anchor_points, const at::Tensor& gt_labels,
                         const at::Tensor& gt_bboxes, const at::Tensor& mask_gt) const;

@@ -74,30 +74,32 @@ Assignment run(const Case& c, int64_t topk, int64_t topk2) {
 
 }  // namespace
 
-TEST_CASE("candidates: strictly inside, with the STAL rule per side for sides under 8 px") {
+TEST_CASE("candidates: strictly inside, with the STAL rule per side for sides under 16 px") {
+  // 8.4.190's rule: a valid GT side < stride_val = strides[1] (16 px) becomes 16 px about its
+  // centre (older releases tested < strides[0], 8 px).
   AssignerOptions o;
   const auto points = grid_points();
   // [21,21,25,25]: 4 x 4 -> 16 x 16 around (23, 23) = [15,15,31,31]: anchors 10, 11, 14, 15.
-  // [21,17,25,27]: 4 x 10 -> only the width widens: x in (15, 31), y in (17, 27): anchors 10, 11.
-  // [20.5,20.5,28.5,28.5]: 8 px is not < 8, unchanged: only (28, 28) = anchor 15.
+  // [21,9,25,27]: 4 x 18 -> only the width widens: x in (15, 31), y in (9, 27): 6, 7, 10, 11.
+  // [20.5,20.5,28.5,28.5]: 8 px < 16 -> [16.5,16.5,32.5,32.5]: anchors 10, 11, 14, 15.
   // [0,0,16,16] on a padding row (mask false) is neither widened nor special: 0, 1, 4, 5.
   const auto gts = torch::tensor({{21.0f, 21.0f, 25.0f, 25.0f},
-                                  {21.0f, 17.0f, 25.0f, 27.0f},
+                                  {21.0f, 9.0f, 25.0f, 27.0f},
                                   {20.5f, 20.5f, 28.5f, 28.5f},
                                   {0.0f, 0.0f, 16.0f, 16.0f}})
                        .view({1, 4, 4});
   const auto mask = torch::tensor({true, true, true, false}).view({1, 4, 1});
   const auto in = select_candidates_in_gts(points, gts, mask, o);
   CHECK(positives(in[0][0]) == std::vector<int64_t>{10, 11, 14, 15});
-  CHECK(positives(in[0][1]) == std::vector<int64_t>{10, 11});
-  CHECK(positives(in[0][2]) == std::vector<int64_t>{15});
+  CHECK(positives(in[0][1]) == std::vector<int64_t>{6, 7, 10, 11});
+  CHECK(positives(in[0][2]) == std::vector<int64_t>{10, 11, 14, 15});
   CHECK(positives(in[0][3]) == std::vector<int64_t>{0, 1, 4, 5});
-  // An anchor on the border is not inside (margin must exceed eps): [4,4,12,12] holds none of
-  // (4, 4), (12, 4), ... and is 8 px wide, so it is not widened.
+  // An anchor on the border is not inside (margin must exceed eps): [4,4,20,20] is 16 px wide
+  // (not widened) and holds only (12, 12) = anchor 5; (4, .) and (20, .) lie on its border.
   const auto border =
-      select_candidates_in_gts(points, torch::tensor({4.0f, 4.0f, 12.0f, 12.0f}).view({1, 1, 4}),
+      select_candidates_in_gts(points, torch::tensor({4.0f, 4.0f, 20.0f, 20.0f}).view({1, 1, 4}),
                                torch::ones({1, 1, 1}, torch::kBool), o);
-  CHECK(positives(border[0][0]).empty());
+  CHECK(positives(border[0][0]) == std::vector<int64_t>{5});
 }
 
 TEST_CASE("assigner picks: top-k by alignment, STAL target, normalised scores") {
