@@ -11,6 +11,7 @@
 #include "app/config_args.h"
 #include "core/config_loader.h"
 #include "core/run_dir.h"
+#include "core/task.h"
 #include "data/batch_plot.h"
 #include "data/dataset.h"
 #include "data/loader.h"
@@ -75,7 +76,12 @@ int run_preview(const DataOptions& opts) {
   const core::TrainConfig& cfg = loaded.config;
   if (cfg.data.data.empty()) throw core::ConfigError("data preview needs 'data' (a dataset yaml)");
   const data::DatasetSpec spec = data::load_dataset_yaml(cfg.data.data);
-  const data::DatasetIndex index = data::load_split(spec, data::Split::kTrain);
+  data::LoadOptions load;
+  // An OBB config (model yolo26n-obb, or task: obb) draws the labels' rotated boxes.
+  if (core::resolve_task(cfg.run.task, cfg.model.model) == core::Task::kObb) {
+    load.polygons = data::PolygonKind::kOrientedBoxes;
+  }
+  const data::DatasetIndex index = data::load_split(spec, data::Split::kTrain, load);
   data::Loader loader(index, data::train_loader_options(cfg));
   const bool mosaic = data::mosaic_enabled(cfg, opts.epoch);
   loader.start_epoch(opts.epoch, mosaic);

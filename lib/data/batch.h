@@ -29,6 +29,9 @@ struct Batch {
   // (n, K, 3) float32, the labels' rows in order: keypoint x / W, y / H and visibility 0/1/2 as
   // labelled (0 once a transform moved the point out of the image); K = 0 for the other tasks.
   torch::Tensor keypoints;
+  // (n, 5) float32, OBB only (else (0, 5)), the labels' rows in order: the rotated box of each
+  // polygon [cx / W, cy / H, w / W, h / H, angle], w the long side, angle in [-pi/4, 3pi/4).
+  torch::Tensor rboxes;
   std::vector<std::string> files;        // source image per batch row
   std::vector<int64_t> dataset_indices;  // dataset index per batch row
   // Per batch row. Validation (augment=false): original = (resized - pad) / ratio, with ratio the

@@ -3,6 +3,7 @@
 
 #include "data/draw.h"
 #include "data/image_codec.h"
+#include "geometry/rotated_box.h"
 
 #include <opencv2/imgproc.hpp>
 
@@ -28,6 +29,10 @@ cv::Mat plot_batch(const Batch& batch, const std::vector<std::string>& names, in
                              batch.keypoints.size(1) > 0 &&
                              batch.keypoints.size(0) == labels.size(0);
   const torch::Tensor keypoints = has_keypoints ? batch.keypoints.contiguous() : torch::Tensor();
+  // OBB batches: each row's rotated box is drawn instead of its axis-aligned box.
+  const bool rotated = batch.rboxes.defined() && batch.rboxes.dim() == 2 &&
+                       batch.rboxes.size(0) == labels.size(0) && labels.size(0) > 0;
+  const torch::Tensor rboxes = rotated ? batch.rboxes.contiguous() : torch::Tensor();
   const double font = std::max(0.35, std::min(th, tw) / 640.0 * 0.6);
   for (int i = 0; i < count; ++i) {
     const int x0 = (i % grid) * tw, y0 = (i / grid) * th;
@@ -51,7 +56,18 @@ cv::Mat plot_batch(const Batch& batch, const std::vector<std::string>& names, in
       const cv::Point p2(x0 + static_cast<int>(cx + bw / 2), y0 + static_cast<int>(cy + bh / 2));
       const std::string label =
           cls >= 0 && cls < static_cast<int>(names.size()) ? names[cls] : std::to_string(cls);
-      draw_labelled_box(canvas, p1, p2, label, class_colour(cls), 2, font, y0);
+      if (rotated) {
+        const float* q = rboxes[r].data_ptr<float>();
+        std::vector<cv::Point> corners;
+        for (const auto& c :
+             geometry::corners({q[0] * tw, q[1] * th, q[2] * tw, q[3] * th, q[4]})) {
+          corners.emplace_back(x0 + static_cast<int>(std::lround(c.x)),
+                               y0 + static_cast<int>(std::lround(c.y)));
+        }
+        draw_labelled_polygon(canvas, corners, label, class_colour(cls), 2, font, y0);
+      } else {
+        draw_labelled_box(canvas, p1, p2, label, class_colour(cls), 2, font, y0);
+      }
       if (has_keypoints) {
         draw_keypoints(canvas, keypoints[r].data_ptr<float>(), static_cast<int>(keypoints.size(1)),
                        cv::Point(x0, y0), tw, th, std::max(2, std::min(tw, th) / 160));

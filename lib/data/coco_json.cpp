@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "core/error.h"
+#include "geometry/rotated_box.h"
 
 namespace trainer::data {
 namespace {
@@ -125,19 +126,40 @@ CocoFile parse_coco_json(const std::string& text, const std::string& source) {
       name = fmt::format("annotation id {}", ann.id);
       ann.image_id = require_int(entry, "image_id", source, name);
       ann.category_id = require_int(entry, "category_id", source, name);
-      const json& bbox = require(entry, "bbox", source, name);
-      if (!bbox.is_array() || bbox.size() != 4) {
-        fail(source, fmt::format("{}: \"bbox\" must be [x, y, w, h], got {}", name, bbox.dump()));
+      for (const char* key : {"rbox", "poly"}) {
+        auto it = entry.find(key);
+        if (it == entry.end() || !ann.rbox.empty()) continue;
+        std::vector<double> values;
+        if (it->is_array()) {
+          for (const json& v : *it)
+            values.push_back(v.is_number() ? v.get<double>() : std::nan(""));
+        }
+        try {
+          const geometry::RotatedBox r = geometry::rotated_box_from_values(values);
+          ann.rbox = {r.cx, r.cy, r.w, r.h, r.angle};
+        } catch (const std::invalid_argument& e) {
+          fail(source, fmt::format("{}: \"{}\": {}", name, key, e.what()));
+        }
       }
-      for (size_t k = 0; k < 4; ++k) {
-        if (!bbox[k].is_number()) fail(source, name + ": \"bbox\" holds a non-number");
-        ann.bbox[k] = bbox[k].get<double>();
+      if (!entry.contains("bbox") && !ann.rbox.empty()) {
+        ann.bbox = geometry::extent_xywh(
+            {ann.rbox[0], ann.rbox[1], ann.rbox[2], ann.rbox[3], ann.rbox[4]});
+      } else {
+        const json& bbox = require(entry, "bbox", source, name);
+        if (!bbox.is_array() || bbox.size() != 4) {
+          fail(source, fmt::format("{}: \"bbox\" must be [x, y, w, h], got {}", name, bbox.dump()));
+        }
+        for (size_t k = 0; k < 4; ++k) {
+          if (!bbox[k].is_number()) fail(source, name + ": \"bbox\" holds a non-number");
+          ann.bbox[k] = bbox[k].get<double>();
+        }
       }
       if (ann.bbox[2] < 0 || ann.bbox[3] < 0) {
         fail(source, fmt::format("{}: negative box size {}x{}", name, ann.bbox[2], ann.bbox[3]));
       }
       ann.area = entry.contains("area") ? require_number(entry, "area", source, name)
-                                        : ann.bbox[2] * ann.bbox[3];
+                 : ann.rbox.empty()     ? ann.bbox[2] * ann.bbox[3]
+                                        : ann.rbox[2] * ann.rbox[3];
       ann.iscrowd = optional_flag(entry, "iscrowd");
       ann.ignore = optional_flag(entry, "ignore");
       if (auto kp = entry.find("keypoints"); kp != entry.end()) {

@@ -31,6 +31,10 @@ struct CocoAnnotation {
   // Person keypoints files: [x1, y1, v1, ...] and the count of labelled points (-1 when absent).
   std::vector<double> keypoints;
   int64_t num_keypoints = -1;
+  // Oriented boxes (`trainer eval --iou-type obb`): [cx, cy, w, h, angle] from the entry's "rbox",
+  // or the minimum-area rectangle of its "poly" (4 corners); empty when it has neither. Such an
+  // entry may leave out "bbox" (then its corners' extent) and "area" (then w x h).
+  std::vector<double> rbox;
 };
 
 struct CocoCategory {

@@ -68,7 +68,8 @@ void count_usable(const ImageLabels& item, DatasetStats& stats) {
   if (item.boxes.empty()) ++stats.backgrounds;
 }
 
-CachedSplit index_yolo(const std::vector<fs::path>& images, int nc, KeypointShape kpt) {
+CachedSplit index_yolo(const std::vector<fs::path>& images, int nc, KeypointShape kpt,
+                       bool polygons) {
   CachedSplit out;
   DatasetStats& stats = out.stats;
   const std::vector<ImageVerdict> verdicts = verify_images(images);
@@ -83,7 +84,7 @@ CachedSplit index_yolo(const std::vector<fs::path>& images, int nc, KeypointShap
       ++stats.missing_labels;
     } else {
       const std::string text = read_file(label_file);
-      ParsedLabels parsed = parse_yolo_labels(text, label_file.string(), nc, kpt);
+      ParsedLabels parsed = parse_yolo_labels(text, label_file.string(), nc, kpt, polygons);
       if (parsed.error) {
         ++stats.corrupt;
         stats.problems.push_back(*parsed.error + " (image skipped)");
@@ -98,6 +99,7 @@ CachedSplit index_yolo(const std::vector<fs::path>& images, int nc, KeypointShap
       item.classes = std::move(parsed.classes);
       item.boxes = std::move(parsed.boxes);
       item.keypoints = std::move(parsed.keypoints);
+      item.segments = std::move(parsed.segments);
     }
     count_usable(item, stats);
     out.items.push_back(std::move(item));
@@ -155,6 +157,14 @@ DatasetIndex load_split(const DatasetSpec& spec, Split split, const LoadOptions&
       spec.kpt_shape ? KeypointShape{(*spec.kpt_shape)[0], (*spec.kpt_shape)[1]} : KeypointShape{};
   index.keypoints_per_box = kpt.count;
   index.flip_idx = spec.flip_idx;
+  index.polygons = options.polygons;
+  const bool polygons = options.polygons != PolygonKind::kNone;
+  if (json && polygons) {
+    throw core::InputError(
+        fmt::format("{}: polygons from COCO json are not read yet; give this task YOLO txt labels "
+                    "(class x1 y1 x2 y2 ...)",
+                    json->string()));
+  }
 
   // The cache key and location.
   CacheHasher hasher;
@@ -162,6 +172,7 @@ DatasetIndex load_split(const DatasetSpec& spec, Split split, const LoadOptions&
   hasher.add(static_cast<int64_t>(spec.nc()));
   hasher.add(static_cast<int64_t>(kpt.count));
   hasher.add(static_cast<int64_t>(kpt.dims));
+  hasher.add(static_cast<int64_t>(polygons));
   fs::path preferred;
   std::vector<fs::path> images;
   if (json) {
@@ -201,7 +212,7 @@ DatasetIndex load_split(const DatasetSpec& spec, Split split, const LoadOptions&
   }
   if (!split_data) {
     split_data = json ? index_coco(*json, paths[0], spec.nc(), kpt.count)
-                      : index_yolo(images, spec.nc(), kpt);
+                      : index_yolo(images, spec.nc(), kpt, polygons);
     if (options.use_cache) {
       try {
         save_label_cache(cache_file, hasher.value(), *split_data);

@@ -27,6 +27,9 @@ struct LoadOptions {
   std::optional<std::filesystem::path> cache_dir;  // overrides the cache location (tests)
   bool log = true;                                 // log problems and the summary
   size_t max_logged_problems = 50;                 // the rest are counted, not printed
+  // Keep every label's polygon (ImageLabels::segments): the OBB task (and segmentation). Label
+  // files must then hold polygon rows; COCO json is not read for polygons yet.
+  PolygonKind polygons = PolygonKind::kNone;
 };
 
 // Throws core::InputError (missing folder, malformed json, no usable image) naming the file.

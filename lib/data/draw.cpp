@@ -29,6 +29,22 @@ cv::Scalar class_colour(int c) {
 void draw_labelled_box(cv::Mat& canvas, cv::Point p1, cv::Point p2, const std::string& label,
                        const cv::Scalar& colour, int thickness, double font_scale, int top_limit) {
   cv::rectangle(canvas, p1, p2, colour, thickness, cv::LINE_AA);
+  draw_label_tab(canvas, p1, label, colour, thickness, font_scale, top_limit);
+}
+
+void draw_labelled_polygon(cv::Mat& canvas, const std::vector<cv::Point>& corners,
+                           const std::string& label, const cv::Scalar& colour, int thickness,
+                           double font_scale, int top_limit) {
+  if (corners.empty()) return;
+  cv::polylines(canvas, corners, /*isClosed=*/true, colour, thickness, cv::LINE_AA);
+  const auto top =
+      *std::min_element(corners.begin(), corners.end(),
+                        [](const cv::Point& a, const cv::Point& b) { return a.y < b.y; });
+  draw_label_tab(canvas, top, label, colour, thickness, font_scale, top_limit);
+}
+
+void draw_label_tab(cv::Mat& canvas, cv::Point p1, const std::string& label,
+                    const cv::Scalar& colour, int thickness, double font_scale, int top_limit) {
   const int text_thickness = std::max(thickness - 1, 1);
   int baseline = 0;
   const cv::Size text =

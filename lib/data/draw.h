@@ -8,6 +8,7 @@
 #include <opencv2/core.hpp>
 
 #include <string>
+#include <vector>
 
 namespace trainer::data {
 
@@ -18,6 +19,15 @@ cv::Scalar class_colour(int c);
 void draw_labelled_box(cv::Mat& canvas, cv::Point p1, cv::Point p2, const std::string& label,
                        const cv::Scalar& colour, int thickness, double font_scale,
                        int top_limit = 0);
+
+// `label` on a filled tab whose bottom-left is at p1 (kept below `top_limit`).
+void draw_label_tab(cv::Mat& canvas, cv::Point p1, const std::string& label,
+                    const cv::Scalar& colour, int thickness, double font_scale, int top_limit = 0);
+
+// A rotated box through its 4 `corners` (in order) with `label` on a tab above its top corner.
+void draw_labelled_polygon(cv::Mat& canvas, const std::vector<cv::Point>& corners,
+                           const std::string& label, const cv::Scalar& colour, int thickness,
+                           double font_scale, int top_limit = 0);
 
 // `count` keypoints (x, y, v) at `points`, placed at origin + (x scale_x, y scale_y); drawn when
 // v > min_visibility, joined by the COCO skeleton when count is 17.

@@ -16,6 +16,13 @@ namespace trainer::data {
 
 using NormBox = std::array<float, 4>;  // cx, cy, w, h normalised by the image width and height
 
+// What the label rows' polygons are, when a task keeps them.
+enum class PolygonKind {
+  kNone,           // boxes only (polygon rows become their enclosing boxes)
+  kOrientedBoxes,  // OBB: each polygon is an oriented box (DOTA's 4 corners)
+  kOutlines,       // segmentation: object outlines
+};
+
 struct ImageLabels {
   std::filesystem::path image;
   std::vector<int> classes;
@@ -23,6 +30,9 @@ struct ImageLabels {
   // Pose: K points per box, each (x, y) normalised like the boxes and a visibility 0/1/2,
   // box-major (size = boxes * K * 3); empty for the other tasks.
   std::vector<float> keypoints;
+  // OBB and segmentation: each box's polygon, x1 y1 x2 y2 ... normalised like the boxes (the box
+  // is its enclosing rectangle); empty for the other tasks.
+  std::vector<std::vector<float>> segments;
   int width = 0;  // original pixels
   int height = 0;
   int64_t coco_image_id = -1;      // the json id, or the numeric file stem (000000000009.jpg -> 9)
@@ -50,6 +60,7 @@ struct DatasetIndex {
   bool from_cache = false;    // the parsed labels came from the label cache
   int keypoints_per_box = 0;  // pose: K of the dataset's kpt_shape (0 otherwise)
   std::vector<int> flip_idx;  // pose: the dataset's flip_idx (empty when it has none)
+  PolygonKind polygons = PolygonKind::kNone;  // kNone, or every item carries segments
 
   int nc() const { return static_cast<int>(names.size()); }
   size_t size() const { return items.size(); }

@@ -69,6 +69,12 @@ class Reader {
     pos_ += n * sizeof(T);
     return v;
   }
+  // An element count read before a loop: each element takes at least `min_bytes` more bytes.
+  uint64_t count(uint64_t min_bytes) {
+    const uint64_t n = pod<uint64_t>();
+    if (n > (in_.size() - pos_) / min_bytes) throw std::runtime_error("corrupt label cache");
+    return n;
+  }
   bool done() const { return pos_ == in_.size(); }
 
  private:
@@ -126,6 +132,8 @@ void save_label_cache(const fs::path& file, uint64_t hash, const CachedSplit& sp
     w.vec(it.classes);
     w.vec(it.boxes);
     w.vec(it.keypoints);
+    w.pod<uint64_t>(it.segments.size());
+    for (const auto& segment : it.segments) w.vec(segment);
     w.vec(it.crowd_classes);
     w.vec(it.crowd_boxes);
   }
@@ -163,9 +171,12 @@ std::optional<CachedSplit> load_label_cache(const fs::path& file, uint64_t hash)
       it.classes = r.vec<int>();
       it.boxes = r.vec<NormBox>();
       it.keypoints = r.vec<float>();
+      it.segments.resize(r.count(sizeof(uint64_t)));
+      for (auto& segment : it.segments) segment = r.vec<float>();
       it.crowd_classes = r.vec<int>();
       it.crowd_boxes = r.vec<NormBox>();
       if (it.classes.size() != it.boxes.size()) return std::nullopt;
+      if (!it.segments.empty() && it.segments.size() != it.boxes.size()) return std::nullopt;
       if (!it.boxes.empty() && it.keypoints.size() % (3 * it.boxes.size()) != 0)
         return std::nullopt;
     }

@@ -19,7 +19,8 @@
 namespace trainer::data {
 
 // 2: images are verified by a full decode before they are cached as usable. 3: keypoints.
-inline constexpr uint32_t kLabelCacheVersion = 3;
+// 4: polygons (ImageLabels::segments).
+inline constexpr uint32_t kLabelCacheVersion = 4;
 
 // FNV-1a over strings and integers: the cache key.
 class CacheHasher {

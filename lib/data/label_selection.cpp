@@ -17,8 +17,10 @@ bool kept(const std::vector<int>& classes, int cls) {
   return classes.empty() || std::find(classes.begin(), classes.end(), cls) != classes.end();
 }
 
-// Removes the boxes (and their keypoints) whose class is not kept; single_cls maps the rest to 0.
+// Removes the boxes (and their keypoints and polygons) whose class is not kept; single_cls maps
+// the rest to 0.
 void select_image(ImageLabels& item, const LabelSelection& selection, size_t keypoint_values) {
+  const bool polygons = !item.segments.empty();
   size_t out = 0;
   for (size_t j = 0; j < item.classes.size(); ++j) {
     if (!kept(selection.classes, item.classes[j])) continue;
@@ -29,10 +31,12 @@ void select_image(ImageLabels& item, const LabelSelection& selection, size_t key
                   keypoint_values,
                   item.keypoints.begin() + static_cast<std::ptrdiff_t>(out * keypoint_values));
     }
+    if (polygons && out != j) item.segments[out] = std::move(item.segments[j]);
     ++out;
   }
   item.classes.resize(out);
   item.boxes.resize(out);
+  if (polygons) item.segments.resize(out);
   if (keypoint_values > 0) item.keypoints.resize(out * keypoint_values);
   size_t crowd = 0;
   for (size_t j = 0; j < item.crowd_classes.size(); ++j) {

@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "data/augment/pipeline.h"
+#include "data/augment/polygon.h"
 #include "data/augment/sample_rng.h"
 #include "data/buffer_pool.h"
 #include "data/image_io.h"
@@ -220,6 +221,13 @@ Sample fetch_sample(const DatasetIndex& dataset, const ImageStore& images, Recen
     s.keypoints[k] *= w;
     s.keypoints[k + 1] *= h;
   }
+  s.oriented = dataset.polygons == PolygonKind::kOrientedBoxes;
+  s.segments.reserve(item.segments.size());
+  for (const auto& flat : item.segments) {
+    auto& polygon = s.segments.emplace_back();
+    for (size_t k = 0; k + 1 < flat.size(); k += 2)
+      polygon.emplace_back(flat[k] * w, flat[k + 1] * h);
+  }
   return s;
 }
 
@@ -279,7 +287,9 @@ Batch Loader::build_batch(int64_t b) const {
   Batch batch;
   torch::Tensor buffer = pool_->acquire(count, out_h, out_w);
   std::vector<float> rows;
-  std::vector<float> points;  // pose: (x, y, v) per keypoint, normalised, in the rows' order
+  std::vector<float> points;   // pose: (x, y, v) per keypoint, normalised, in the rows' order
+  std::vector<float> rotated;  // OBB: [cx, cy, w, h, angle] per row, normalised
+  const bool oriented = dataset_.polygons == PolygonKind::kOrientedBoxes;
   const augment::FetchSample fetch = [&](int64_t i) { return fetch_or_replace(i, nullptr); };
   const int64_t window = partner_window();
   augment::TrainRecipe recipe{imgsz, options_.augment_settings, mosaic_ && !options_.rect,
@@ -331,6 +341,19 @@ Batch Loader::build_batch(int64_t b) const {
       points.insert(points.end(), {sample.keypoints[j] / out_w, sample.keypoints[j + 1] / out_h,
                                    sample.keypoints[j + 2]});
     }
+    if (oriented) {
+      if (sample.segments.size() != sample.boxes.size()) {
+        throw std::logic_error("Loader: polygons and boxes out of step");
+      }
+      // The reference's Format(return_obb): minAreaRect of the final polygon, normalised.
+      for (const auto& polygon : sample.segments) {
+        const geometry::RotatedBox r = augment::polygon_rotated_box(polygon);
+        rotated.insert(rotated.end(),
+                       {static_cast<float>(r.cx / out_w), static_cast<float>(r.cy / out_h),
+                        static_cast<float>(r.w / out_w), static_cast<float>(r.h / out_h),
+                        static_cast<float>(r.angle)});
+      }
+    }
     batch.files.push_back(item.image.string());
     batch.dataset_indices.push_back(index);
     batch.geometry.push_back(geometry);
@@ -347,6 +370,10 @@ Batch Loader::build_batch(int64_t b) const {
       points.empty()
           ? torch::zeros({boxes, per_box, 3}, torch::kFloat32)
           : torch::from_blob(points.data(), {boxes, per_box, 3}, torch::kFloat32).clone();
+  const int64_t rows_rotated = static_cast<int64_t>(rotated.size() / 5);
+  batch.rboxes = rows_rotated == 0
+                     ? torch::zeros({0, 5}, torch::kFloat32)
+                     : torch::from_blob(rotated.data(), {rows_rotated, 5}, torch::kFloat32).clone();
   return batch;
 }
 

@@ -28,7 +28,7 @@ bool to_float(const std::string& token, float* value) {
 }  // namespace
 
 ParsedLabels parse_yolo_labels(const std::string& text, const std::string& file, int nc,
-                               KeypointShape kpt) {
+                               KeypointShape kpt, bool keep_polygons) {
   ParsedLabels out;
   const size_t kpt_values = static_cast<size_t>(kpt.count) * static_cast<size_t>(kpt.dims);
   std::istringstream lines(text);
@@ -39,6 +39,7 @@ ParsedLabels parse_yolo_labels(const std::string& text, const std::string& file,
     out.classes.clear();
     out.boxes.clear();
     out.keypoints.clear();
+    out.segments.clear();
     return out;
   };
   std::vector<float> points;  // this row's keypoints as (x, y, v)
@@ -51,6 +52,10 @@ ParsedLabels parse_yolo_labels(const std::string& text, const std::string& file,
     const size_t n = fields.size();
     const bool box_line = kpt_values > 0 ? n == 5 + kpt_values : n == 5;
     const bool polygon_line = kpt_values == 0 && n >= 7 && n % 2 == 1;
+    if (keep_polygons && !polygon_line) {
+      return fail(fmt::format(
+          "expected a polygon (class x1 y1 x2 y2 x3 y3 ..., at least 3 points), got {} values", n));
+    }
     if (!box_line && !polygon_line) {
       return fail(fmt::format(
           "expected {} values (class cx cy w h{}), got {}", 5 + kpt_values,
@@ -112,7 +117,9 @@ ParsedLabels parse_yolo_labels(const std::string& text, const std::string& file,
     const size_t kv = points.size();
     for (size_t i = 0; i < out.boxes.size() && !duplicate; ++i) {
       duplicate = out.classes[i] == cls && out.boxes[i] == box &&
-                  std::equal(points.begin(), points.end(), out.keypoints.begin() + i * kv);
+                  std::equal(points.begin(), points.end(), out.keypoints.begin() + i * kv) &&
+                  (!keep_polygons || std::equal(v.begin() + 1, v.end(), out.segments[i].begin(),
+                                                out.segments[i].end()));
     }
     if (duplicate) {
       ++out.duplicates;
@@ -121,6 +128,7 @@ ParsedLabels parse_yolo_labels(const std::string& text, const std::string& file,
     out.classes.push_back(cls);
     out.boxes.push_back(box);
     out.keypoints.insert(out.keypoints.end(), points.begin(), points.end());
+    if (keep_polygons) out.segments.emplace_back(v.begin() + 1, v.end());
   }
   return out;
 }

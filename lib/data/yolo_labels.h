@@ -9,6 +9,9 @@
 // (`kpt_shape` [K, dims]) a line is `class cx cy w h` plus K points of `x y` or `x y v`: points
 // obey the same range, a visibility must be 0, 1 or 2 (ours; the reference accepts any value), and
 // with 2 values per point v = 0 where x or y is negative, else 1 (the reference's rule).
+// With `keep_polygons` (the OBB task: DOTA's `class x1 y1 x2 y2 x3 y3 x4 y4`; segmentation) every
+// line must be a polygon of at least 3 points and its points are kept beside its box; a box line
+// there is an error naming the file and line (the reference reads its 4 numbers as 2 points).
 #pragma once
 
 #include <optional>
@@ -29,11 +32,12 @@ struct ParsedLabels {
   std::vector<int> classes;
   std::vector<NormBox> boxes;
   std::vector<float> keypoints;  // K x (x, y, v) per box, box-major; empty without kpt_shape
+  std::vector<std::vector<float>> segments;  // keep_polygons: x1 y1 x2 y2 ... per box, normalised
   int duplicates = 0;
   std::optional<std::string> error;  // set when the image must be skipped ("file:line: why")
 };
 
 ParsedLabels parse_yolo_labels(const std::string& text, const std::string& file, int nc,
-                               KeypointShape kpt = {});
+                               KeypointShape kpt = {}, bool keep_polygons = false);
 
 }  // namespace trainer::data

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
+#include <string>
 
 namespace trainer::geometry {
 namespace {
@@ -115,11 +117,38 @@ double convex_intersection_area(const std::vector<Point>& a, const std::vector<P
   return clipped.size() < 3 ? 0.0 : std::abs(signed_area(clipped));
 }
 
-double rotated_iou(const RotatedBox& a, const RotatedBox& b) {
+double rotated_intersection(const RotatedBox& a, const RotatedBox& b) {
   const auto ca = corners(a), cb = corners(b);
-  const double inter = convex_intersection_area({ca.begin(), ca.end()}, {cb.begin(), cb.end()});
+  return convex_intersection_area({ca.begin(), ca.end()}, {cb.begin(), cb.end()});
+}
+
+double rotated_iou(const RotatedBox& a, const RotatedBox& b) {
+  const double inter = rotated_intersection(a, b);
   const double uni = a.w * a.h + b.w * b.h - inter;
   return uni > 0 ? inter / uni : 0.0;
+}
+
+RotatedBox rotated_box_from_values(const std::vector<double>& v) {
+  for (double x : v) {
+    if (!std::isfinite(x)) throw std::invalid_argument("a rotated box holds a non-finite value");
+  }
+  if (v.size() == 5) {
+    if (v[2] < 0 || v[3] < 0) throw std::invalid_argument("a rotated box has a negative side");
+    return {v[0], v[1], v[2], v[3], v[4]};
+  }
+  if (v.size() == 8) return min_area_box({{v[0], v[1]}, {v[2], v[3]}, {v[4], v[5]}, {v[6], v[7]}});
+  throw std::invalid_argument(
+      "a rotated box is 5 values [cx, cy, w, h, angle] or 8 corner values, got " +
+      std::to_string(v.size()));
+}
+
+std::array<double, 4> extent_xywh(const RotatedBox& box) {
+  double x1 = std::numeric_limits<double>::infinity(), y1 = x1, x2 = -x1, y2 = -x1;
+  for (const Point& p : corners(box)) {
+    x1 = std::min(x1, p.x), y1 = std::min(y1, p.y);
+    x2 = std::max(x2, p.x), y2 = std::max(y2, p.y);
+  }
+  return {x1, y1, x2 - x1, y2 - y1};
 }
 
 }  // namespace trainer::geometry

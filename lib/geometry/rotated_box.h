@@ -48,4 +48,15 @@ double convex_intersection_area(const std::vector<Point>& a, const std::vector<P
 // The exact IoU of two rotated rectangles: intersection area / union area (0 for two empty boxes).
 double rotated_iou(const RotatedBox& a, const RotatedBox& b);
 
+// The area where two rotated rectangles overlap.
+double rotated_intersection(const RotatedBox& a, const RotatedBox& b);
+
+// A rotated box written as 5 values [cx, cy, w, h, angle] (taken as they are) or as 8 values
+// [x1, y1, ..., x4, y4] (the corners' minimum-area rectangle, canonical). std::invalid_argument
+// for another count, a non-finite value or a negative side.
+RotatedBox rotated_box_from_values(const std::vector<double>& values);
+
+// The axis-aligned extent of a rotated box: [x, y, w, h] of its corners.
+std::array<double, 4> extent_xywh(const RotatedBox& box);
+
 }  // namespace trainer::geometry

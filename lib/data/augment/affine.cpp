@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "data/augment/polygon.h"
 #include "data/stage_profile.h"
 
 namespace trainer::data::augment {
@@ -119,15 +120,39 @@ Sample warp_sample(const Sample& sample, const AffineDraw& draw, int out_width, 
   }
   const float s = static_cast<float>(draw.scale);
   const size_t kv = sample.keypoint_values();
+  const float w = static_cast<float>(out_width), h = static_cast<float>(out_height);
+  const bool polygons = !sample.segments.empty();
   out.keypoints_per_box = sample.keypoints_per_box;
+  out.oriented = sample.oriented;
   for (size_t i = 0; i < sample.boxes.size(); ++i) {
     const PixelBox& b = sample.boxes[i];
-    const PixelBox warped = transform_box(
-        b, draw.matrix, perspective, static_cast<float>(out_width), static_cast<float>(out_height));
+    PixelBox warped;
+    Polygon polygon;
+    if (polygons) {
+      // The reference's apply_segments: every point through M (divided by z), the box is the
+      // moved polygon's visible extent; then Instances.clip (preserve_obb for oriented boxes).
+      for (const auto& p : sample.segments[i]) {
+        const auto [x, y] = transform_point(p.x, p.y, draw.matrix);
+        polygon.emplace_back(x, y);
+      }
+      warped = visible_box(polygon, w, h);
+      if (sample.oriented) {
+        clip_oriented_polygon(polygon, warped, w, h);
+      } else {
+        for (auto& p : polygon) {
+          p.x = std::clamp(std::clamp(p.x, warped[0], warped[2]), 0.0f, w);
+          p.y = std::clamp(std::clamp(p.y, warped[1], warped[3]), 0.0f, h);
+        }
+      }
+    } else {
+      warped = transform_box(b, draw.matrix, perspective, w, h);
+    }
     const PixelBox scaled = {b[0] * s, b[1] * s, b[2] * s, b[3] * s};
-    if (box_candidate(scaled, warped)) {
+    // Polygons keep thinner slivers (area ratio 0.01 instead of 0.1), as the reference does.
+    if (box_candidate(scaled, warped, 2.0, 100.0, polygons ? 0.01 : 0.1)) {
       out.boxes.push_back(warped);
       out.classes.push_back(sample.classes[i]);
+      if (polygons) out.segments.push_back(std::move(polygon));
       const float* points = sample.keypoints_of(i);
       for (size_t k = 0; k < kv; k += 3) {
         const auto [x, y] = transform_point(points[k], points[k + 1], draw.matrix);
@@ -135,7 +160,7 @@ Sample warp_sample(const Sample& sample, const AffineDraw& draw, int out_width, 
       }
     }
   }
-  clip_keypoints(out, static_cast<float>(out_width), static_cast<float>(out_height));
+  clip_keypoints(out, w, h);
   return out;
 }
 

@@ -40,6 +40,9 @@ void flip_horizontal_labels(Sample& sample, int width, const std::vector<int>& f
   }
   for (size_t i = 0; i < sample.keypoints.size(); i += 3)
     sample.keypoints[i] = w - sample.keypoints[i];
+  for (auto& polygon : sample.segments) {
+    for (auto& p : polygon) p.x = w - p.x;
+  }
   permute_keypoints(sample, flip_idx);
 }
 
@@ -55,6 +58,9 @@ void flip_vertical(Sample& sample, const std::vector<int>& flip_idx) {
   }
   for (size_t i = 1; i < sample.keypoints.size(); i += 3)
     sample.keypoints[i] = h - sample.keypoints[i];
+  for (auto& polygon : sample.segments) {
+    for (auto& p : polygon) p.y = h - p.y;
+  }
   permute_keypoints(sample, flip_idx);
 }
 

@@ -66,7 +66,12 @@ Sample letterbox(const Sample& sample, const LetterboxGeometry& g) {
   out.boxes = sample.boxes;
   out.keypoints_per_box = sample.keypoints_per_box;
   out.keypoints = sample.keypoints;
+  out.segments = sample.segments;
+  out.oriented = sample.oriented;
   const float r = static_cast<float>(g.ratio);
+  for (auto& polygon : out.segments) {
+    for (auto& p : polygon) p = cv::Point2f(p.x * r + g.left, p.y * r + g.top);
+  }
   for (auto& b : out.boxes) {
     b[0] = b[0] * r + g.left;
     b[1] = b[1] * r + g.top;

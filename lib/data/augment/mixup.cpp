@@ -18,6 +18,7 @@ Sample mixup(const Sample& a, const Sample& b, double r) {
   uint8_t* o = out.image.ptr<uint8_t>();
   for (size_t i = 0; i < n; ++i) o[i] = static_cast<uint8_t>(x[i] * r + y[i] * (1.0 - r));
   out.keypoints_per_box = a.keypoints_per_box;
+  out.oriented = a.oriented;
   append_instances(out, a);
   append_instances(out, b);
   return out;

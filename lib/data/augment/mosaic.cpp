@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "data/augment/polygon.h"
 #include "data/stage_profile.h"
 
 namespace trainer::data::augment {
@@ -45,6 +46,7 @@ Sample mosaic4_into(const std::array<const Sample*, 4>& parts, int s, int xc, in
   const cv::Rect area = region & cv::Rect(0, 0, 2 * s, 2 * s);
   out.image = canvas;
   out.keypoints_per_box = parts[0]->keypoints_per_box;
+  out.oriented = parts[0]->oriented;
   const cv::Scalar fill(114, 114, 114);
   for (int q = 0; q < 4; ++q) {
     const Sample& part = *parts[q];
@@ -75,7 +77,10 @@ Sample mosaic4_into(const std::array<const Sample*, 4>& parts, int s, int xc, in
     append_instances(out, part, static_cast<float>(p.padw), static_cast<float>(p.padh));
   }
   const float limit = static_cast<float>(2 * s);
-  clip_boxes(out, limit, limit);
+  // Oriented polygons crossing the border become their visible rectangle (boxes follow); other
+  // polygons are clamped point by point beside their clipped boxes.
+  if (!out.oriented) clip_boxes(out, limit, limit);
+  clip_polygons(out, limit, limit);
   clip_keypoints(out, limit, limit);
   std::vector<bool> keep(out.boxes.size());
   for (size_t i = 0; i < out.boxes.size(); ++i) {

@@ -8,17 +8,20 @@ namespace trainer::data::augment {
 
 void keep_boxes(Sample& sample, const std::vector<bool>& keep) {
   const size_t kv = sample.keypoint_values();
+  const bool polygons = !sample.segments.empty();
   size_t out = 0;
   for (size_t i = 0; i < sample.boxes.size(); ++i) {
     if (!keep[i]) continue;
     sample.boxes[out] = sample.boxes[i];
     sample.classes[out] = sample.classes[i];
     if (kv > 0 && out != i) std::copy_n(sample.keypoints_of(i), kv, sample.keypoints_of(out));
+    if (polygons && out != i) sample.segments[out] = std::move(sample.segments[i]);
     ++out;
   }
   sample.boxes.resize(out);
   sample.classes.resize(out);
   sample.keypoints.resize(out * kv);
+  if (polygons) sample.segments.resize(out);
 }
 
 void clip_boxes(Sample& sample, float width, float height) {
@@ -43,6 +46,14 @@ void clip_keypoints(Sample& sample, float width, float height) {
 void append_instances(Sample& out, const Sample& part, float dx, float dy) {
   if (!part.boxes.empty() && out.keypoints_per_box != part.keypoints_per_box) {
     throw std::invalid_argument("append_instances: samples with different keypoint counts");
+  }
+  const bool had_boxes = !out.boxes.empty();
+  if (!part.boxes.empty() && had_boxes && out.segments.empty() != part.segments.empty()) {
+    throw std::invalid_argument("append_instances: one sample has polygons, the other none");
+  }
+  for (const auto& polygon : part.segments) {
+    out.segments.push_back(polygon);
+    for (auto& p : out.segments.back()) p += cv::Point2f(dx, dy);
   }
   for (size_t i = 0; i < part.boxes.size(); ++i) {
     const PixelBox& b = part.boxes[i];

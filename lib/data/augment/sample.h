@@ -5,6 +5,8 @@
 // normalised only once, at the end (the reference's `Format`), so no transform has to guess which
 // image size a coordinate refers to. Pose samples also carry K keypoints per box, moved by every
 // transform exactly like the pixels; a point that leaves the image becomes invisible (v = 0).
+// OBB (and segmentation) samples carry each box's polygon, moved the same way; the box of a moved
+// polygon is its visible extent (polygon.h).
 #pragma once
 
 #include <opencv2/core.hpp>
@@ -24,6 +26,11 @@ struct Sample {
   // (size = boxes * K * 3); K = 0 (and no keypoints) for the other tasks.
   int keypoints_per_box = 0;
   std::vector<float> keypoints;
+  // OBB and segmentation: each box's polygon in pixels of `image`, one per box (empty for the
+  // other tasks). `oriented`: the polygons are oriented boxes, clipped at the image border as the
+  // reference's preserve_obb (polygon.h), and turned into rotated boxes at the end.
+  std::vector<std::vector<cv::Point2f>> segments;
+  bool oriented = false;
 
   size_t size() const { return boxes.size(); }
   float* keypoints_of(size_t box) { return keypoints.data() + box * keypoint_values(); }
@@ -33,7 +40,7 @@ struct Sample {
   int height() const { return image.rows; }
 };
 
-// Keeps only the boxes whose `keep[i]` is true (classes and keypoints follow).
+// Keeps only the boxes whose `keep[i]` is true (classes, keypoints and polygons follow).
 void keep_boxes(Sample& sample, const std::vector<bool>& keep);
 
 // Clips every box to [0, width] x [0, height].
@@ -43,8 +50,9 @@ void clip_boxes(Sample& sample, float width, float height);
 // invisible (v = 0), then every point is clamped into that range.
 void clip_keypoints(Sample& sample, float width, float height);
 
-// Appends `part`'s boxes, classes and keypoints to `out`, shifted by (dx, dy) pixels. Both must
-// have the same keypoints_per_box (std::invalid_argument otherwise).
+// Appends `part`'s boxes, classes, keypoints and polygons to `out`, shifted by (dx, dy) pixels.
+// Both must have the same keypoints_per_box and both carry polygons or neither
+// (std::invalid_argument otherwise).
 void append_instances(Sample& out, const Sample& part, float dx = 0.0f, float dy = 0.0f);
 
 }  // namespace trainer::data::augment
