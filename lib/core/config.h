@@ -101,6 +101,7 @@ struct LossConfig {
   double pose = 12.0;  // keypoint location loss gain (pose models)
   double kobj = 1.0;   // keypoint visibility BCE gain (pose models, kpt_shape [K, 3])
   double rle = 1.0;    // residual log-likelihood loss gain (YOLO26 pose models)
+  double angle = 1.0;  // angle loss gain (OBB models, YOLO26 and YOLO11)
 };
 
 struct AugmentConfig {

@@ -298,6 +298,9 @@ std::vector<FieldSpec> build_fields() {
   f.push_back(float_field(
       "rle", "loss", [](auto& c) -> auto& { return c.loss.rle; }, closed(0, 1000),
       "residual log-likelihood loss gain (YOLO26 pose)"));
+  f.push_back(float_field(
+      "angle", "loss", [](auto& c) -> auto& { return c.loss.angle; }, closed(0, 1000),
+      "angle loss gain (OBB)"));
   // augment
   f.push_back(float_field(
       "hsv_h", "augment", [](auto& c) -> auto& { return c.augment.hsv_h; }, closed(0, 1),
@@ -479,7 +482,6 @@ constexpr std::string_view kReferenceOnlyKeys[] = {
     "simplify",
     "opset",
     "workspace",
-    "angle",
     "bgr",
     "cutmix",
     "copy_paste",

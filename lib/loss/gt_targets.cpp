@@ -35,19 +35,11 @@ void check_labels(const at::Tensor& labels, int64_t batch_size, int64_t num_clas
 
 }  // namespace
 
-GtTargets pack_targets(const at::Tensor& labels, int64_t batch_size, int64_t num_classes,
-                       double image_h, double image_w, at::Device device) {
-  // Packing happens where the labels are. From the loader's host labels that needs no device read
-  // (the label check and the per-image maximum below are host work) and the packed targets go to
-  // `device` in one copy each; device labels still work but cost a sync for the maximum.
-  if (labels.device().is_cpu()) {
-    check_labels(labels, batch_size, num_classes);
-  } else if (labels.dim() != 2 || labels.size(1) != 6) {
-    check_labels(labels, batch_size, num_classes);  // the shape error, without reading values
-  }
-  const auto opts = at::TensorOptions().dtype(at::kFloat).device(labels.device());
-  const auto rows = labels.to(opts);
-  const int64_t n = rows.size(0);
+namespace {
+
+// rows (n, 1 + C) [image_index, values...] -> (B, M, C), each image's rows in their input order.
+at::Tensor pack_by_image(const at::Tensor& rows, int64_t batch_size) {
+  const int64_t n = rows.size(0), c = rows.size(1) - 1;
   int64_t m = 0;
   at::Tensor image, position;
   if (n > 0) {
@@ -61,12 +53,61 @@ GtTargets pack_targets(const at::Tensor& labels, int64_t batch_size, int64_t num
     position = at::empty_like(image).index_put_(
         {order}, at::arange(n, image.options()) - starts.index({sorted_image}));
   }
-  auto packed = at::zeros({batch_size, m, 5}, opts);
-  if (n > 0) packed.index_put_({image, position}, rows.narrow(1, 1, 5));
+  auto packed = at::zeros({batch_size, m, c}, rows.options());
+  if (n > 0) packed.index_put_({image, position}, rows.narrow(1, 1, c));
+  return packed;
+}
+
+// The label check, on the host where the labels are (no device read), or the shape check alone.
+void check_label_rows(const at::Tensor& labels, int64_t batch_size, int64_t num_classes) {
+  if (labels.device().is_cpu() || labels.dim() != 2 || labels.size(1) != 6) {
+    check_labels(labels, batch_size, num_classes);
+  }
+}
+
+}  // namespace
+
+GtTargets pack_targets(const at::Tensor& labels, int64_t batch_size, int64_t num_classes,
+                       double image_h, double image_w, at::Device device) {
+  // Packing happens where the labels are. From the loader's host labels that needs no device read
+  // (the label check and the per-image maximum below are host work) and the packed targets go to
+  // `device` in one copy each; device labels still work but cost a sync for the maximum.
+  check_label_rows(labels, batch_size, num_classes);
+  const auto opts = at::TensorOptions().dtype(at::kFloat).device(labels.device());
+  const auto packed = pack_by_image(labels.to(opts), batch_size);  // (B, M, 5) [cls, xywh]
   const auto scale = at::tensor({image_w, image_h, image_w, image_h}, opts);
   GtTargets out;
   const auto to_device = [&](const at::Tensor& t) { return t.to(device, /*non_blocking=*/true); };
   const auto bboxes = xywh_to_xyxy(packed.narrow(-1, 1, 4) * scale);
+  out.labels = to_device(packed.narrow(-1, 0, 1).contiguous());
+  out.bboxes = to_device(bboxes);
+  out.mask = to_device(bboxes.sum(-1, /*keepdim=*/true).gt(0));
+  return out;
+}
+
+GtTargets pack_rotated_targets(const at::Tensor& labels, const at::Tensor& rboxes,
+                               int64_t batch_size, int64_t num_classes, double image_h,
+                               double image_w, at::Device device) {
+  check_label_rows(labels, batch_size, num_classes);
+  if (!rboxes.defined() || rboxes.dim() != 2 || rboxes.size(1) != 5 ||
+      rboxes.size(0) != labels.size(0)) {
+    std::ostringstream msg;
+    msg << "OBB loss: rotated boxes must be (n, 5) beside labels (n, 6), got "
+        << (rboxes.defined() ? rboxes.sizes() : at::IntArrayRef{}) << " and " << labels.sizes()
+        << " (is this an OBB dataset?)";
+    throw std::invalid_argument(msg.str());
+  }
+  const auto opts = at::TensorOptions().dtype(at::kFloat).device(labels.device());
+  const auto r = rboxes.to(opts);
+  // Tiny rotated boxes (under 2 px a side) are dropped, as the reference does to steady training.
+  const auto keep =
+      r.select(1, 2).mul(image_w).ge(2).logical_and(r.select(1, 3).mul(image_h).ge(2));
+  const auto scale = at::tensor({image_w, image_h, image_w, image_h, 1.0}, opts);
+  const auto rows = at::cat({labels.to(opts).narrow(1, 0, 2), r * scale}, 1).index({keep});
+  const auto packed = pack_by_image(rows, batch_size);  // (B, M, 6) [cls, cx, cy, w, h, angle]
+  GtTargets out;
+  const auto to_device = [&](const at::Tensor& t) { return t.to(device, /*non_blocking=*/true); };
+  const auto bboxes = packed.narrow(-1, 1, 5).contiguous();
   out.labels = to_device(packed.narrow(-1, 0, 1).contiguous());
   out.bboxes = to_device(bboxes);
   out.mask = to_device(bboxes.sum(-1, /*keepdim=*/true).gt(0));

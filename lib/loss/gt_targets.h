@@ -20,4 +20,11 @@ struct GtTargets {
 GtTargets pack_targets(const at::Tensor& labels, int64_t batch_size, int64_t num_classes,
                        double image_h, double image_w, at::Device device);
 
+// OBB: the rotated boxes `rboxes` (n, 5) [cx, cy, w, h, angle] (normalised, the rows of `labels`)
+// -> bboxes (B, M, 5) [cx, cy, w, h, angle] in pixels. Rows whose w x image_w or h x image_h is
+// under 2 px are dropped first (the reference's v8OBBLoss filter); mask = coordinate sum > 0.
+GtTargets pack_rotated_targets(const at::Tensor& labels, const at::Tensor& rboxes,
+                               int64_t batch_size, int64_t num_classes, double image_h,
+                               double image_w, at::Device device);
+
 }  // namespace trainer::loss

@@ -13,6 +13,7 @@ struct LossTargets {
   at::Tensor labels;     // (n, 6) float [image_index, class, cx, cy, w, h], normalised to [0, 1]
   at::Tensor keypoints;  // (n, K, 3) float [x / W, y / H, visibility 0/1/2]; undefined or K = 0
                          // for tasks without keypoints
+  at::Tensor rboxes;     // (n, 5) float [cx / W, cy / H, w / W, h / H, angle]: OBB only
 };
 
 }  // namespace trainer::loss

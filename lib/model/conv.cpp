@@ -17,6 +17,15 @@ ConvImpl::ConvImpl(int64_t c1, int64_t c2, int64_t k, int64_t s, int64_t g, bool
       torch::nn::BatchNorm2d(torch::nn::BatchNormOptions(c2).eps(kBnEps).momentum(kBnMomentum)));
 }
 
+void copy_parameters(const torch::nn::Module& from, torch::nn::Module& to) {
+  torch::NoGradGuard no_grad;
+  const auto src = from.parameters();
+  auto dst = to.parameters();
+  TORCH_CHECK(src.size() == dst.size(), "copy_parameters: ", src.size(), " parameters into ",
+              dst.size());
+  for (size_t j = 0; j < src.size(); ++j) dst[j].copy_(src[j]);
+}
+
 void count_conv2d(const torch::nn::Conv2dImpl& conv, const torch::Tensor& output) {
   FlopCount* count = active_flop_count();
   if (count == nullptr) return;

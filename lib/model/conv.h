@@ -69,6 +69,10 @@ int64_t set_batch_norm_override(torch::nn::Module& model, const BatchNormOverrid
 // Depth-wise Conv: groups = gcd(c1, c2).
 Conv make_dwconv(int64_t c1, int64_t c2, int64_t k = 1, int64_t s = 1, bool act = true);
 
+// Copies every parameter of `from` into the same-shaped `to`, in registration order: the
+// reference deep-copies one-to-many towers into their one2one_* twins, so both start equal.
+void copy_parameters(const torch::nn::Module& from, torch::nn::Module& to);
+
 // Adds a plain Conv2d's multiply-accumulates to the active FlopCount (if any).
 void count_conv2d(const torch::nn::Conv2dImpl& conv, const torch::Tensor& output);
 

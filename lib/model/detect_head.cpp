@@ -153,16 +153,22 @@ void DetectImpl::bias_init() {
   if (end2end_) init_branch_bias(one2one_);
 }
 
-torch::Tensor DetectImpl::decode(const std::vector<torch::Tensor>& levels, bool xywh) const {
+DetectImpl::FlatOutputs DetectImpl::flatten_outputs(
+    const std::vector<torch::Tensor>& levels) const {
   std::vector<torch::Tensor> flat;
   for (const auto& l : levels) flat.push_back(l.to(torch::kFloat).flatten(2));
   auto all = torch::cat(flat, 2);  // (B, 4 reg_max + nc, A)
   auto parts = all.split({4 * reg_max_, nc_}, 1);
   auto anchors = make_anchors(levels, strides_, 0.5, torch::kFloat);
-  auto dist = reg_max_ > 1 ? dfl_->forward(parts[0]) : parts[0];
-  auto boxes =
-      dist2bbox(dist, anchors.points.t().unsqueeze(0), xywh, 1) * anchors.strides.t().unsqueeze(0);
-  return torch::cat({boxes, parts[1].sigmoid()}, 1);
+  return {reg_max_ > 1 ? dfl_->forward(parts[0]) : parts[0], parts[1].sigmoid(), anchors.points,
+          anchors.strides};
+}
+
+torch::Tensor DetectImpl::decode(const std::vector<torch::Tensor>& levels, bool xywh) const {
+  const FlatOutputs out = flatten_outputs(levels);
+  auto boxes = dist2bbox(out.distances, out.anchor_points.t().unsqueeze(0), xywh, 1) *
+               out.anchor_strides.t().unsqueeze(0);
+  return torch::cat({boxes, out.scores}, 1);
 }
 
 torch::Tensor DetectImpl::decode_output(const DetectOutput& raw, bool one2one, bool xywh) const {

@@ -76,6 +76,17 @@ class DetectImpl : public torch::nn::Module {
   torch::nn::Conv2d box_output(size_t level, bool one2one = false) const;
   torch::nn::Conv2d class_output(size_t level, bool one2one = false) const;
 
+ protected:
+  // The per-level outputs flattened over anchors, float32: the ltrb distances in grid units (after
+  // the DFL expectation when reg_max > 1), the sigmoid class scores, and the anchors (grid units,
+  // with their strides). decode() builds axis-aligned boxes from these; the OBB head rotated ones.
+  struct FlatOutputs {
+    torch::Tensor distances;                      // (B, 4, A)
+    torch::Tensor scores;                         // (B, nc, A)
+    torch::Tensor anchor_points, anchor_strides;  // (A, 2), (A, 1)
+  };
+  FlatOutputs flatten_outputs(const std::vector<torch::Tensor>& levels) const;
+
  private:
   struct Branch {
     std::vector<Chain> box, cls;

@@ -4,6 +4,7 @@
 
 #include <torch/types.h>
 
+#include <array>
 #include <vector>
 
 namespace trainer::model {
@@ -20,6 +21,21 @@ struct DetectOutput {
   // YOLO26's raw sigmas (B, 2 K, H_l, W_l), [sigma_x, sigma_y] per keypoint, in training mode only.
   std::vector<torch::Tensor> one2many_kpts, one2one_kpts;
   std::vector<torch::Tensor> one2many_sigma, one2one_sigma;
+
+  // OBB heads only: the angle of each anchor (B, 1, H_l, W_l) in radians, per level and branch.
+  // YOLO11's OBB has already mapped its logit to (sigmoid - 0.25) * pi; YOLO26's OBB26 gives the
+  // raw output (reference-tasks.md 3.1).
+  std::vector<torch::Tensor> one2many_angle, one2one_angle;
+
+  // Every per-level field above, for code that treats them alike (the validator concatenates the
+  // outputs of a batch run in chunks): a field added above must be added here.
+  using Field = std::vector<torch::Tensor> DetectOutput::*;
+  static std::array<Field, 8> fields() {
+    return {&DetectOutput::one2many,       &DetectOutput::one2one,
+            &DetectOutput::one2many_kpts,  &DetectOutput::one2one_kpts,
+            &DetectOutput::one2many_sigma, &DetectOutput::one2one_sigma,
+            &DetectOutput::one2many_angle, &DetectOutput::one2one_angle};
+  }
 };
 
 }  // namespace trainer::model

@@ -58,6 +58,10 @@ DetectionModelImpl::DetectionModelImpl(const ModelName& name, const ModelSpec& s
         const auto kind = l.end2end ? PoseHeadKind::kPose26 : PoseHeadKind::kPose;
         head_ = Detect(std::shared_ptr<DetectImpl>(
             std::make_shared<PoseImpl>(l.nc, l.reg_max, l.end2end, l.ch, l.kpt_shape, kind)));
+      } else if (l.is_obb()) {
+        const auto kind = l.end2end ? ObbHeadKind::kObb26 : ObbHeadKind::kObb;
+        head_ = Detect(std::shared_ptr<DetectImpl>(
+            std::make_shared<ObbImpl>(l.nc, l.reg_max, l.end2end, l.ch, kind)));
       } else {
         head_ = Detect(l.nc, l.reg_max, l.end2end, l.ch);
       }
@@ -159,11 +163,17 @@ std::vector<torch::Tensor> DetectionModelImpl::postprocess(const DetectOutput& r
     }
     return out;
   }
-  return non_max_suppression(decoded, options, extra);
+  PredictOptions nms = options;
+  nms.rotated = spec_.oriented;  // OBB rows are [cx, cy, w, h, score, class, angle]
+  return non_max_suppression(decoded, nms, extra);
 }
 
 std::shared_ptr<PoseImpl> DetectionModelImpl::pose_head() const {
   return std::dynamic_pointer_cast<PoseImpl>(head_.ptr());
+}
+
+std::shared_ptr<ObbImpl> DetectionModelImpl::obb_head() const {
+  return std::dynamic_pointer_cast<ObbImpl>(head_.ptr());
 }
 
 RealNvp DetectionModelImpl::flow() const {
@@ -182,9 +192,10 @@ DetectionModel build_detection_model(const ModelName& name, int num_classes,
                             "); use a built-in name");
   }
   const ScaleParams scale = name.scale == 't' ? tiny_scale_params() : scale_params(name.scale);
-  const bool pose = name.task == core::Task::kPose;
-  return DetectionModel(
-      name, make_model_spec(name.family, scale, num_classes, pose ? kpt_shape : kNoKeypoints));
+  HeadVariant variant;
+  if (name.task == core::Task::kPose) variant.kpt_shape = kpt_shape;
+  variant.oriented = name.task == core::Task::kObb;
+  return DetectionModel(name, make_model_spec(name.family, scale, num_classes, variant));
 }
 
 DetectionModel build_tiny_detection_model(ModelFamily family, int num_classes, core::Task task,

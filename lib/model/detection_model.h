@@ -18,6 +18,7 @@
 #include "model/keypoint_shape.h"
 #include "model/model_name.h"
 #include "model/model_spec.h"
+#include "model/obb_head.h"
 #include "model/pose_head.h"
 #include "model/postprocess.h"
 #include "model/real_nvp.h"
@@ -60,6 +61,9 @@ class DetectionModelImpl : public torch::nn::Module {
   KeypointShape keypoint_shape() const { return spec_.kpt_shape; }
   std::shared_ptr<PoseImpl> pose_head() const;
   RealNvp flow() const;
+  // OBB models: the OBB head (nullptr for the other tasks).
+  bool oriented() const { return spec_.oriented; }
+  std::shared_ptr<ObbImpl> obb_head() const;
 
   // The layer modules in order ("model.<i>"), for per-layer summaries.
   std::vector<std::shared_ptr<torch::nn::Module>> layer_modules() const;
@@ -85,12 +89,13 @@ TORCH_MODULE(DetectionModel);
 
 // A built-in family and scale (yolo26n ... yolo11x) with `num_classes` classes. Scale 't' builds
 // the tiny test model. A pose name (name.task == core::Task::kPose: yolo26n-pose, yolo11s-pose)
-// builds the family's pose head (Pose26 / Pose) for `kpt_shape`; detection names ignore it.
+// builds the family's pose head (Pose26 / Pose) for `kpt_shape`; the other names ignore it. An
+// OBB name (yolo26n-obb, yolo11s-obb) builds the family's OBB head (OBB26 / OBB).
 DetectionModel build_detection_model(const ModelName& name, int num_classes,
                                      KeypointShape kpt_shape = {});
 
 // Width 0.0625, depth 0.33: the same structure and names as the family, for fast CPU tests; with
-// task kPose, the tiny pose model.
+// task kPose or kObb, the tiny pose or OBB model.
 DetectionModel build_tiny_detection_model(ModelFamily family, int num_classes,
                                           core::Task task = core::Task::kDetect,
                                           KeypointShape kpt_shape = {});

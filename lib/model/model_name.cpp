@@ -14,7 +14,9 @@ constexpr const char kScales[] = "nsmlx";
 }  // namespace
 
 std::string ModelName::display() const {
-  const std::string suffix = task == core::Task::kPose ? "-pose" : "";
+  const std::string suffix = task == core::Task::kPose  ? "-pose"
+                             : task == core::Task::kObb ? "-obb"
+                                                        : "";
   switch (family) {
     case ModelFamily::kYolo26:
       return std::string("yolo26") + scale + suffix;
@@ -35,27 +37,29 @@ std::vector<std::string> builtin_model_names() {
 }
 
 ModelName parse_model_name(const std::string& text) {
-  // yolo26n-pose: the detection name plus a pose head. -seg and -obb are later work (core/task.h).
+  // yolo26n-pose, yolo11s-obb: the detection name plus a task head. -seg is later work.
   if (const auto task = core::task_from_model_name(text)) {
     const std::string stem = std::filesystem::path(text).stem().string();
     const auto dash = stem.rfind('-');
-    if (*task != core::Task::kPose || dash == std::string::npos) {
+    if (*task == core::Task::kSegment || dash == std::string::npos) {
       throw core::ConfigError("model '" + text + "': " + core::task_name(*task) +
-                              " models are not implemented yet; this trainer builds detect and "
-                              "pose models");
+                              " models are not implemented yet; this trainer builds detect, "
+                              "pose and obb models");
     }
+    const std::string suffix = *task == core::Task::kPose ? "-pose" : "-obb";
     std::string lower_suffix = stem.substr(dash);
     std::transform(lower_suffix.begin(), lower_suffix.end(), lower_suffix.begin(),
                    [](unsigned char c) { return std::tolower(c); });
-    if (lower_suffix != "-pose") {
-      throw core::ConfigError("unknown model '" + text +
-                              "'; pose models are named like yolo26n-pose");
+    if (lower_suffix != suffix) {
+      throw core::ConfigError("unknown model '" + text + "'; " + core::task_name(*task) +
+                              " models are named like yolo26n" + suffix);
     }
     ModelName name = parse_model_name(stem.substr(0, dash));
     if (name.family == ModelFamily::kCustomYaml) {
-      throw core::ConfigError("model '" + text + "': pose models are built-in names only");
+      throw core::ConfigError("model '" + text + "': " + core::task_name(*task) +
+                              " models are built-in names only");
     }
-    name.task = core::Task::kPose;
+    name.task = *task;
     return name;
   }
   const std::filesystem::path path(text);

@@ -100,12 +100,16 @@ ScaleParams tiny_scale_params() {
 }
 
 ModelSpec make_model_spec(ModelFamily family, const ScaleParams& scale, int64_t nc,
-                          const KeypointShape& kpt_shape) {
+                          const HeadVariant& variant) {
+  const KeypointShape& kpt_shape = variant.kpt_shape;
   if (family == ModelFamily::kCustomYaml) {
     throw core::ConfigError("model yaml files are not supported yet; use a built-in name");
   }
   if (nc < 1)
     throw core::ConfigError("number of classes must be at least 1, got " + std::to_string(nc));
+  if (kpt_shape.count > 0 && variant.oriented) {
+    throw core::ConfigError("a model has keypoints or oriented boxes, not both");
+  }
   if (kpt_shape.count < 0 || (kpt_shape.count > 0 && kpt_shape.dims != 2 && kpt_shape.dims != 3)) {
     throw core::ConfigError("kpt_shape must be [K, 2] or [K, 3] with K >= 1, got [" +
                             std::to_string(kpt_shape.count) + ", " +
@@ -118,6 +122,7 @@ ModelSpec make_model_spec(ModelFamily family, const ScaleParams& scale, int64_t 
   spec.reg_max = family == ModelFamily::kYolo26 ? 1 : 16;
   spec.end2end = family == ModelFamily::kYolo26;
   spec.kpt_shape = kpt_shape;
+  spec.oriented = variant.oriented;
   std::vector<int64_t> ch;  // output channels per layer
   const int64_t input_channels = 3;
   for (const RawLayer& raw : raw_layers(family)) {
@@ -171,6 +176,7 @@ ModelSpec make_model_spec(ModelFamily family, const ScaleParams& scale, int64_t 
         l.reg_max = spec.reg_max;
         l.end2end = spec.end2end;
         l.kpt_shape = kpt_shape;
+        l.oriented = variant.oriented;
         break;
     }
     ch.push_back(l.c2);
@@ -195,6 +201,7 @@ std::string LayerSpec::module_name() const {
       return "Concat";
     case LayerKind::kDetect:
       if (is_pose()) return end2end ? "Pose26" : "Pose";
+      if (is_obb()) return end2end ? "OBB26" : "OBB";
       return "Detect";
   }
   return "?";
@@ -227,10 +234,12 @@ std::string LayerSpec::arguments() const {
       out << "[1]";
       break;
     case LayerKind::kDetect:
-      // The reference's args: [nc, (kpt_shape,) reg_max, end2end, ch].
+      // The reference's args: [nc, (kpt_shape | ne,) reg_max, end2end, ch].
       out << "[" << nc << ", ";
       if (is_pose()) out << "[" << kpt_shape.count << ", " << kpt_shape.dims << "], ";
-      out << reg_max << ", " << bool_text(end2end) << ", [";
+      if (is_obb()) out << "1, ";
+      // The reference prints YOLO11-OBB's unset end2end as None (yolo11-obb.yaml has no key).
+      out << reg_max << ", " << (is_obb() && !end2end ? "None" : bool_text(end2end)) << ", [";
       for (size_t i = 0; i < ch.size(); ++i) out << (i ? ", " : "") << ch[i];
       out << "]]";
       break;

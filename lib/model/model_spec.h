@@ -34,9 +34,11 @@ struct LayerSpec {
   int64_t reg_max = 1;      // Detect DFL bins (1 = raw ltrb)
   bool end2end = false;     // Detect one-to-one copy
   KeypointShape kpt_shape =
-      kNoKeypoints;  // count > 0: a pose head (Pose26 when end2end, else Pose)
+      kNoKeypoints;       // count > 0: a pose head (Pose26 when end2end, else Pose)
+  bool oriented = false;  // an OBB head (OBB26 when end2end, else OBB) with one angle channel
 
   bool is_pose() const { return kind == LayerKind::kDetect && kpt_shape.count > 0; }
+  bool is_obb() const { return kind == LayerKind::kDetect && oriented; }
 
   std::string module_name() const;  // the reference's class name: Conv, C3k2, SPPF, ...
   std::string arguments() const;    // as the reference prints them: [3, 16, 3, 2]
@@ -57,7 +59,8 @@ struct ModelSpec {
   int64_t reg_max = 1;
   bool end2end = true;
   KeypointShape kpt_shape = kNoKeypoints;  // count > 0: a pose model
-  std::vector<LayerSpec> layers;           // the last one is Detect (or its pose variant)
+  bool oriented = false;                   // an OBB model
+  std::vector<LayerSpec> layers;           // the last one is Detect (or its pose/OBB variant)
 };
 
 // The scale table (same for both families): n, s, m, l, x.
@@ -66,10 +69,16 @@ ScaleParams scale_params(char scale);
 // Width 0.0625, depth 0.33, max channels 1024, no c3k override: the tiny test model.
 ScaleParams tiny_scale_params();
 
-// The scaled layer list for a built-in family (kYolo26 or kYolo11). A kpt_shape with count > 0
-// makes the head a pose head (yolo26-pose.yaml / yolo11-pose.yaml: the same backbone and neck).
+// What replaces the Detect head: nothing, a pose head for a keypoint shape, or an OBB head
+// (yolo26-pose.yaml, yolo11-obb.yaml, ...: the same backbone and neck as detection).
+struct HeadVariant {
+  KeypointShape kpt_shape = kNoKeypoints;  // count > 0: pose
+  bool oriented = false;                   // OBB
+};
+
+// The scaled layer list for a built-in family (kYolo26 or kYolo11) with the head `variant`.
 ModelSpec make_model_spec(ModelFamily family, const ScaleParams& scale, int64_t nc,
-                          const KeypointShape& kpt_shape = kNoKeypoints);
+                          const HeadVariant& variant = {});
 
 // ceil(x / divisor) * divisor, the reference's make_divisible.
 int64_t make_divisible(double x, int64_t divisor);

@@ -91,6 +91,17 @@ std::optional<ReferenceFigures> reference_figures(const ModelName& name) {
       {"yolo11m-pose", {20973273, 72.3929088, 246, 434}},
       {"yolo11l-pose", {26230745, 91.600896, 372, 656}},
       {"yolo11x-pose", {58889881, 204.70464, 372, 656}},
+      // OBB models: OBBModel("<name>.yaml", nc=80), the same way.
+      {"yolo26n-obb", {2715614, 6.7347968, 291, 505}},
+      {"yolo26s-obb", {10582142, 25.0501632, 291, 505}},
+      {"yolo26m-obb", {23593918, 83.0272512, 311, 541}},
+      {"yolo26l-obb", {27997374, 101.5503872, 423, 738}},
+      {"yolo26x-obb", {62811678, 226.6925568, 423, 738}},
+      {"yolo11n-obb", {2695747, 6.9208832, 196, 344}},
+      {"yolo11s-obb", {9744931, 22.82176, 196, 344}},
+      {"yolo11m-obb", {20963523, 72.3391488, 246, 434}},
+      {"yolo11l-obb", {26220995, 91.547136, 372, 656}},
+      {"yolo11x-obb", {58875331, 204.624, 372, 656}},
   };
   if (name.family == ModelFamily::kCustomYaml) return std::nullopt;
   for (const auto& [n, f] : table) {

@@ -8,17 +8,6 @@
 #include "model/anchors.h"
 
 namespace trainer::model {
-namespace {
-
-// The reference deep-copies the one-to-many towers, so both branches start from equal weights.
-void copy_parameters(const torch::nn::Module& from, torch::nn::Module& to) {
-  torch::NoGradGuard no_grad;
-  const auto src = from.parameters();
-  auto dst = to.parameters();
-  for (size_t j = 0; j < src.size(); ++j) dst[j].copy_(src[j]);
-}
-
-}  // namespace
 
 torch::Tensor decode_keypoints(const torch::Tensor& raw, const torch::Tensor& anchor_points,
                                const torch::Tensor& anchor_strides, const KeypointShape& shape,

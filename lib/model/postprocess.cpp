@@ -6,6 +6,8 @@
 #include <limits>
 #include <tuple>
 
+#include "model/rotated_box_ops.h"
+
 namespace trainer::model {
 
 at::Tensor topk_postprocess(const at::Tensor& preds, int64_t max_det, int64_t extra) {
@@ -43,6 +45,14 @@ at::Tensor nms(const at::Tensor& boxes, const at::Tensor& scores, double iou_thr
   const at::Tensor positions =
       torch::tensor(kept, long_opts).to(boxes.device(), /*non_blocking=*/true);
   return order.index_select(0, positions);
+}
+
+at::Tensor rotated_fast_nms(const at::Tensor& boxes, double iou_threshold, int64_t max_keep) {
+  if (boxes.size(0) == 0) return torch::empty({0}, boxes.options().dtype(torch::kLong));
+  const at::Tensor ious = batch_probiou(boxes, boxes).triu_(1);
+  at::Tensor keep = (ious > iou_threshold).sum(0).le(0).nonzero().squeeze(-1);
+  if (max_keep > 0 && keep.size(0) > max_keep) keep = keep.narrow(0, 0, max_keep);
+  return keep;
 }
 
 std::vector<at::Tensor> non_max_suppression(const at::Tensor& preds, const PredictOptions& options,
@@ -95,9 +105,23 @@ std::vector<at::Tensor> non_max_suppression(const at::Tensor& preds, const Predi
   }
   const at::Tensor rows = torch::cat(columns_of, -1);  // (B, W, 6 + extra)
   auto offset = rows.narrow(2, 5, 1) * (options.agnostic ? 0.0 : kMaxWh);
-  // Sync 2 of 2 (on a GPU): the suppression bitmask.
-  const auto kept = greedy_nms_sorted(rows.narrow(2, 0, 4) + offset, counts, options.iou,
-                                      options.max_det, method);
+  std::vector<std::vector<int64_t>> kept;
+  if (options.rotated) {
+    TORCH_CHECK(extra >= 1, "rotated NMS: the angle must be the last extra channel");
+    // The class offset moves the centre only; one Fast-NMS (and one device read) per image.
+    const at::Tensor boxes = torch::cat(
+        {rows.narrow(2, 0, 2) + offset, rows.narrow(2, 2, 2), rows.narrow(2, columns - 1, 1)}, -1);
+    for (int64_t b = 0; b < batch; ++b) {
+      const at::Tensor keep =
+          rotated_fast_nms(boxes[b].narrow(0, 0, counts[b]), options.iou, options.max_det)
+              .to(torch::kCPU);
+      kept.emplace_back(keep.data_ptr<int64_t>(), keep.data_ptr<int64_t>() + keep.numel());
+    }
+  } else {
+    // Sync 2 of 2 (on a GPU): the suppression bitmask.
+    kept = greedy_nms_sorted(rows.narrow(2, 0, 4) + offset, counts, options.iou, options.max_det,
+                             method);
+  }
   std::vector<int64_t> flat_keep;
   std::vector<int64_t> sizes;
   for (int64_t b = 0; b < batch; ++b) {

@@ -23,7 +23,15 @@ struct PredictOptions {
   bool agnostic = false;      // NMS across classes
   int64_t max_nms = 30000;    // candidates kept (by score) before NMS
   bool use_one2many = false;  // YOLO26: decode the one-to-many head with NMS instead of top-k
+  // OBB: boxes are [cx, cy, w, h] with the angle as the last extra channel; NMS is the reference's
+  // Fast-NMS on ProbIoU (rotated_nms) with the class offset added to the centre only.
+  bool rotated = false;
 };
+
+// The reference's Fast-NMS for rotated boxes (TorchNMS.fast_nms with batch_probiou): boxes (N, 5)
+// xywhr already in descending score order; box j is dropped when any earlier box, kept or not, has
+// ProbIoU > iou_threshold with it. Indices of the kept boxes, at most max_keep (<= 0: no limit).
+at::Tensor rotated_fast_nms(const at::Tensor& boxes, double iou_threshold, int64_t max_keep = 0);
 
 // Class offset for class-aware NMS: boxes of class c are shifted by c * kMaxWh pixels.
 constexpr double kMaxWh = 7680.0;

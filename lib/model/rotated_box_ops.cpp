@@ -1,9 +1,9 @@
 // Tensor forms of ProbIoU and the rotated distance encoding; see rotated_box_ops.h.
-#include "loss/rotated_box_ops.h"
+#include "model/rotated_box_ops.h"
 
 #include <ATen/ATen.h>
 
-namespace trainer::loss {
+namespace trainer::model {
 namespace {
 
 struct Covariance {
@@ -69,4 +69,4 @@ at::Tensor rbox2dist(const at::Tensor& rboxes, const at::Tensor& anchors, int64_
   return out;
 }
 
-}  // namespace trainer::loss
+}  // namespace trainer::model

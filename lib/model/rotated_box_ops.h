@@ -9,7 +9,7 @@
 
 #include <ATen/core/Tensor.h>
 
-namespace trainer::loss {
+namespace trainer::model {
 
 // ProbIoU of box1[i] and box2[i] (broadcasting), (...) out; `floor` is added to w^2/12 and h^2/12.
 at::Tensor probiou(const at::Tensor& box1, const at::Tensor& box2, double floor = 0.0,
@@ -28,4 +28,4 @@ at::Tensor dist2rbox(const at::Tensor& distances, const at::Tensor& angle,
 // frame; clamped to [0, reg_max - 1 - 0.01] when reg_max > 1 (the DFL targets), else unclamped.
 at::Tensor rbox2dist(const at::Tensor& rboxes, const at::Tensor& anchors, int64_t reg_max);
 
-}  // namespace trainer::loss
+}  // namespace trainer::model

@@ -133,3 +133,9 @@ TEST_CASE("the pose loss gains: reference defaults 12, 1, 1 and settable") {
   CHECK(set.kobj == 0.5);
   CHECK(set.rle == 0.0);
 }
+
+TEST_CASE("the OBB angle loss gain: reference default 1, settable, range-checked") {
+  CHECK(load_config("", {}).config.loss.angle == 1.0);
+  CHECK(load_config("", {"angle=2.5"}).config.loss.angle == 2.5);
+  CHECK_THROWS_AS(load_config("", {"angle=-1"}), trainer::core::ConfigError);
+}

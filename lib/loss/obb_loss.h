@@ -1,0 +1,38 @@
+// The training objective of an OBB model: the OBB head loss of the one-to-many branch (YOLO11), or
+// for end-to-end models (YOLO26) the ProgLoss-weighted sum of both branches' OBB losses, as the
+// reference's OBBModel.init_criterion builds it (E2ELoss over v8OBBLoss; the angle term is active
+// for both families).
+//
+// Why a DetectionLoss: the trainer holds one loss object, calls it with the head outputs and the
+// batch targets, and updates the ProgLoss weights at each epoch's end, whatever the task.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "loss/detection_loss.h"
+#include "loss/obb_head_loss.h"
+
+namespace trainer::loss {
+
+class ObbLoss : public DetectionLoss {
+ public:
+  ObbLoss(int num_classes, int reg_max, std::vector<double> strides, LossGains gains,
+          double angle_gain, bool end2end);
+  using DetectionLoss::operator();
+
+  // Items: (4,) [box, cls, dfl | l1, angle] (the o2o items when end2end). targets.rboxes is
+  // required (the batch's rotated boxes, rows of targets.labels).
+  LossResult operator()(const model::DetectOutput& outputs, const LossTargets& targets,
+                        int64_t batch_size) override;
+  std::vector<std::string> item_names() const;
+
+  const ObbHeadLoss& obb_one2many() const { return obb_o2m_; }
+  const ObbHeadLoss& obb_one2one() const { return obb_o2o_; }
+
+ private:
+  ObbHeadLoss obb_o2m_;
+  ObbHeadLoss obb_o2o_;
+};
+
+}  // namespace trainer::loss
