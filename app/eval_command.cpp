@@ -1,7 +1,9 @@
-// `trainer eval GT_JSON PRED_JSON [--iou-type bbox|keypoints] [--json OUT]`: the standalone COCO
-// evaluator, as users run pycocotools or faster-coco-eval on a ground-truth file and a results
-// file; prints the stats (12 for boxes, 10 for keypoints) the way pycocotools' summarize() does
-// and optionally writes them (plus per-category AP) as JSON.
+// `trainer eval GT_JSON PRED_JSON [--iou-type bbox|keypoints|obb] [--json OUT]`: the standalone
+// COCO evaluator, as users run pycocotools or faster-coco-eval on a ground-truth file and a
+// results file; prints the stats (12 for boxes and rotated boxes, 10 for keypoints) the way
+// pycocotools' summarize() does and optionally writes them (plus per-category AP) as JSON. `obb`
+// is the box protocol with the exact IoU of rotated rectangles ("rbox" [cx, cy, w, h, angle] or
+// "poly" [x1, y1, ..., x4, y4] on both sides; trainer val writes both).
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -38,7 +40,9 @@ int run_eval(const EvalOptions& opts) {
                opts.results, detections.size(), read_seconds);
   eval::CocoEvalOptions options;
   options.threads = opts.threads;
-  options.iou_type = opts.iou_type == "keypoints" ? eval::IouType::kKeypoints : eval::IouType::kBox;
+  options.iou_type = opts.iou_type == "keypoints" ? eval::IouType::kKeypoints
+                     : opts.iou_type == "obb"     ? eval::IouType::kObb
+                                                  : eval::IouType::kBox;
   const eval::CocoStats stats = eval::evaluate_coco(gt, detections, options);
   std::cout << eval::format_coco_summary(stats);
   if (opts.per_category) {
@@ -63,8 +67,8 @@ Command register_eval_command(CLI::App& app, const GlobalOptions& /*global*/) {
   auto opts = std::make_shared<EvalOptions>();
   CLI::App* cmd = app.add_subcommand(
       "eval",
-      "COCO evaluation of a results file: boxes (the 12 stats of pycocotools) or keypoints (its 10 "
-      "OKS stats)");
+      "COCO evaluation of a results file: boxes (the 12 stats of pycocotools), keypoints (its 10 "
+      "OKS stats) or rotated boxes (the box stats on the exact rotated IoU)");
   cmd->add_option("GT_JSON", opts->ground_truth, "COCO ground truth (instances_*.json)")
       ->required();
   cmd->add_option("PRED_JSON", opts->results,
@@ -75,8 +79,9 @@ Command register_eval_command(CLI::App& app, const GlobalOptions& /*global*/) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--per-category", opts->per_category, "print AP and AP50 per category");
   cmd->add_option("--iou-type", opts->iou_type,
-                  "bbox, or keypoints (OKS with COCO's 17 sigmas; person_keypoints_*.json)")
-      ->check(CLI::IsMember({"bbox", "keypoints"}));
+                  "bbox, keypoints (OKS with COCO's 17 sigmas; person_keypoints_*.json) or obb "
+                  "(exact rotated IoU; entries with \"rbox\" or \"poly\")")
+      ->check(CLI::IsMember({"bbox", "keypoints", "obb"}));
   return {cmd, [opts] { return run_eval(*opts); }};
 }
 

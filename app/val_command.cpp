@@ -83,7 +83,7 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
             engine::Validator validator(val_set, spec, config, device, /*standalone=*/true);
             const auto result = validator.run(*fused, nullptr, vo);
             const auto run_dir = core::create_run_dir(config.run);
-            task->write_predictions(result, run_dir / "predictions.json");
+            task->write_predictions(result, spec.names, run_dir / "predictions.json");
             std::cout << task->validation_table(result, spec.names, opts->per_class);
             if (result.coco) std::cout << eval::format_coco_summary(*result.coco);
             if (result.coco_keypoints) {

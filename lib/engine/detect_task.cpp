@@ -67,6 +67,7 @@ void DetectTask::save_batch_preview(const data::Batch& batch, const std::vector<
 }
 
 void DetectTask::write_predictions(const ValidationResult& result,
+                                   const std::vector<std::string>& /*names*/,
                                    const std::filesystem::path& file) const {
   write_predictions_json(result.detections, file);
 }

@@ -133,6 +133,7 @@ void PoseTask::save_batch_preview(const data::Batch& batch, const std::vector<st
 }
 
 void PoseTask::write_predictions(const ValidationResult& result,
+                                 const std::vector<std::string>& /*names*/,
                                  const std::filesystem::path& file) const {
   write_predictions_json(result.detections, file);  // entries carry "keypoints"
 }

@@ -38,7 +38,7 @@ class PoseTask : public TaskDefinition {
                                bool per_class) const override;
   void save_batch_preview(const data::Batch& batch, const std::vector<std::string>& names,
                           const std::filesystem::path& file) const override;
-  void write_predictions(const ValidationResult& result,
+  void write_predictions(const ValidationResult& result, const std::vector<std::string>& names,
                          const std::filesystem::path& file) const override;
 };
 

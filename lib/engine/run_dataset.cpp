@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "core/task.h"
 #include "data/label_selection.h"
 
 namespace trainer::engine {
@@ -23,7 +24,11 @@ data::DatasetIndex load_run_split(const core::TrainConfig& config, const data::D
   data::LabelSelection selection;
   selection.classes = data::parse_class_list(config.data.classes, spec.nc());
   selection.single_cls = config.data.single_cls;
-  data::DatasetIndex index = data::load_split(spec, split);
+  data::LoadOptions options;
+  if (core::resolve_task(config.run.task, config.model.model) == core::Task::kObb) {
+    options.polygons = data::PolygonKind::kOrientedBoxes;
+  }
+  data::DatasetIndex index = data::load_split(spec, split, options);
   if (split == data::Split::kTrain) data::take_fraction(index, config.data.fraction);
   if (selects_labels(config)) {
     data::select_labels(index, selection);

@@ -21,7 +21,7 @@ data::DatasetSpec run_dataset_spec(const core::TrainConfig& config, const data::
 
 // `split` of `spec` (the yaml's own, not run_dataset_spec's) with the selection applied; the
 // training split also takes `fraction`. Logs what was selected. Throws core::ConfigError for a
-// class id the dataset does not have.
+// class id the dataset does not have. An OBB run (core::resolve_task) keeps the label polygons.
 data::DatasetIndex load_run_split(const core::TrainConfig& config, const data::DatasetSpec& spec,
                                   data::Split split);
 

@@ -56,8 +56,10 @@ class TaskDefinition {
   // A training batch drawn with its labels (train_batchN.jpg).
   virtual void save_batch_preview(const data::Batch& batch, const std::vector<std::string>& names,
                                   const std::filesystem::path& file) const = 0;
-  // The predictions of a validation run with keep_detections (`trainer val`).
+  // The predictions of a validation run with keep_detections (`trainer val`) in `file`
+  // (predictions.json), and whatever else the task writes beside it (OBB: DOTA's Task1 files).
   virtual void write_predictions(const ValidationResult& result,
+                                 const std::vector<std::string>& names,
                                  const std::filesystem::path& file) const = 0;
 };
 

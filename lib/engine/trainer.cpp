@@ -255,7 +255,7 @@ FitResult fit(const core::TrainConfig& user_config, const FitOptions& options) {
     last_saved_epoch = epoch;  // every rank: a rollback reloads what rank 0 saved
     ++result.epochs_completed;
     if (val && final_epoch && main_rank && config.run.save_json) {
-      task.write_predictions(*val, result.run_dir / "predictions.json");
+      task.write_predictions(*val, ctx.dataset.names, result.run_dir / "predictions.json");
       spdlog::info("save_json: {}", (result.run_dir / "predictions.json").string());
     }
     if (val) result.last_validation = std::move(val);

@@ -57,11 +57,8 @@ model::DetectOutput forward_in_chunks(model::DetectionModelImpl& model, const at
   for (int64_t start = 0; start < images.size(0); start += chunk) {
     parts.push_back(model.forward_train(images.slice(0, start, start + chunk)));
   }
-  using Field = std::vector<at::Tensor> model::DetectOutput::*;
   model::DetectOutput out;
-  for (Field field : {&model::DetectOutput::one2many, &model::DetectOutput::one2one,
-                      &model::DetectOutput::one2many_kpts, &model::DetectOutput::one2one_kpts,
-                      &model::DetectOutput::one2many_sigma, &model::DetectOutput::one2one_sigma}) {
+  for (const auto field : model::DetectOutput::fields()) {
     const size_t levels = (parts[0].*field).size();
     for (size_t level = 0; level < levels; ++level) {
       std::vector<at::Tensor> slices;
@@ -81,9 +78,17 @@ std::array<float, 4> to_pixels_xyxy(const data::NormBox& b, int width, int heigh
 
 std::vector<LetterboxedTruth> letterboxed_truth(const at::Tensor& labels, int64_t batch_size,
                                                 float width, float height,
-                                                const at::Tensor& keypoints) {
+                                                const at::Tensor& keypoints,
+                                                const at::Tensor& rboxes) {
   std::vector<LetterboxedTruth> out(static_cast<size_t>(batch_size));
   const at::Tensor rows = labels.to(torch::kCPU, torch::kFloat).contiguous();
+  const bool oriented = rboxes.defined() && rboxes.dim() == 2 && rboxes.size(1) == 5;
+  if (oriented && rboxes.size(0) != rows.size(0)) {
+    throw std::logic_error("letterboxed_truth: rotated boxes and labels have different rows");
+  }
+  const at::Tensor rotated =
+      oriented ? rboxes.to(torch::kCPU, torch::kFloat).contiguous() : at::Tensor();
+  const float* rb = oriented ? rotated.data_ptr<float>() : nullptr;
   const bool pose = keypoints.defined() && keypoints.dim() == 3 && keypoints.size(1) > 0;
   if (pose && keypoints.size(0) != rows.size(0)) {
     throw std::logic_error("letterboxed_truth: keypoints and labels have different rows");
@@ -99,6 +104,11 @@ std::vector<LetterboxedTruth> letterboxed_truth(const at::Tensor& labels, int64_
     const float cx = r[2] * width, cy = r[3] * height, w = r[4] * width, h = r[5] * height;
     out[image].boxes.push_back({cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2});
     out[image].classes.push_back(static_cast<int>(r[1]));
+    if (rb) {
+      const float* q = rb + 5 * k;
+      out[image].rboxes.push_back(
+          {q[0] * width, q[1] * height, q[2] * width, q[3] * height, static_cast<double>(q[4])});
+    }
     for (int64_t v = 0; v < k_values; v += 3) {
       const float* point = p + k * k_values + v;
       out[image].keypoints.insert(out[image].keypoints.end(),
@@ -241,6 +251,12 @@ std::array<float, 2> to_original_point(float x, float y, const data::ImageGeomet
           unletterbox(y, g.pad_y, g.gain_y, g.original_height)};
 }
 
+geometry::RotatedBox to_original_rbox(const geometry::RotatedBox& box,
+                                      const data::ImageGeometry& g) {
+  return {(box.cx - g.pad_x) / g.gain_x, (box.cy - g.pad_y) / g.gain_y, box.w / g.gain_x,
+          box.h / g.gain_y, box.angle};
+}
+
 std::array<float, 4> to_original_xyxy(const std::array<float, 4>& xyxy,
                                       const data::ImageGeometry& g) {
   // Each corner as a point: an inverted box (x2 < x1, YOLO26's raw side distances can be
@@ -254,6 +270,12 @@ ValidationOptions ValidationOptions::from_config(const core::TrainConfig& config
   ValidationOptions o;
   o.max_batches = config.run.val_batches;
   o.predict.conf = config.run.conf;
+  // The reference's OBB validator keeps scores > 0.01 where the others keep > 0.001: an OBB run
+  // with conf at its default takes 0.01 (any other value is the user's).
+  const core::TrainConfig defaults;
+  if (config.run.task == core::Task::kObb && config.run.conf == defaults.run.conf) {
+    o.predict.conf = kObbValidationConf;
+  }
   o.predict.iou = config.run.iou;
   o.predict.max_det = config.run.max_det;
   // 8.4.190: `nms` null (default) or true validates YOLO26 on the one-to-many head with NMS.
@@ -278,12 +300,14 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
   // Pose rows: [x1, y1, x2, y2, score, class] then K x dims keypoint values (model/postprocess.h).
   const model::KeypointShape kpt = model.keypoint_shape();
   const bool pose = kpt.count > 0;
+  // OBB rows: [cx, cy, w, h, score, class, angle]; matched by ProbIoU (reference-tasks.md 3.5).
+  const bool oriented = model.oriented();
   if (pose && kpt_sigmas_.size() != static_cast<size_t>(kpt.count)) {
     throw core::ConfigError("the pose model has " + std::to_string(kpt.count) +
                             " keypoints but the dataset's kpt_shape has " +
                             std::to_string(kpt_sigmas_.size()));
   }
-  const int64_t row_width = 6 + (pose ? kpt.count * kpt.dims : 0);
+  const int64_t row_width = 6 + (pose ? kpt.count * kpt.dims : 0) + (oriented ? 1 : 0);
   ValidationResult result;
   std::vector<eval::Detection> detections;
   std::set<int64_t> seen_images;
@@ -312,7 +336,8 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
     t0 = Clock::now();
     if (criterion) {  // summed on the device: read once after the last batch
       const at::Tensor items =
-          (*criterion)(raw, loss::LossTargets{batch->labels, batch->keypoints}, images.size(0))
+          (*criterion)(raw, loss::LossTargets{batch->labels, batch->keypoints, batch->rboxes},
+                       images.size(0))
               .items.detach()
               .to(torch::kFloat);
       if (!loss_sum.defined()) loss_sum = torch::zeros_like(items);
@@ -322,7 +347,8 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
     const std::vector<at::Tensor> per_image = model.postprocess(raw, options.predict);
     const std::vector<LetterboxedTruth> truth = letterboxed_truth(
         batch->labels, static_cast<int64_t>(per_image.size()), static_cast<float>(images.size(3)),
-        static_cast<float>(images.size(2)), pose ? batch->keypoints : at::Tensor());
+        static_cast<float>(images.size(2)), pose ? batch->keypoints : at::Tensor(),
+        oriented ? batch->rboxes : at::Tensor());
     // The whole batch's detections reach the host in one copy (one sync per batch, not per image).
     const at::Tensor all_rows =
         per_image.empty() ? torch::zeros({0, row_width})
@@ -340,18 +366,31 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
       std::vector<std::array<float, 4>> boxes;
       std::vector<float> scores;
       std::vector<int> classes;
-      std::vector<float> points;  // pose: n x K x dims, input pixels
+      std::vector<float> points;                  // pose: n x K x dims, input pixels
+      std::vector<geometry::RotatedBox> rotated;  // OBB: input pixels
       for (int64_t k = 0; k < n; ++k) {
         const float* row = image_rows + row_width * k;
         boxes.push_back({row[0], row[1], row[2], row[3]});
         scores.push_back(row[4]);
         classes.push_back(static_cast<int>(row[5]));
-        const std::array<float, 4> box = to_original_xyxy(boxes.back(), g);
-        eval::Detection detection{image_id(index),
-                                  category_id(classes.back()),
-                                  {box[0], box[1], box[2] - box[0], box[3] - box[1]},
-                                  row[4],
-                                  {}};
+        eval::Detection detection{image_id(index), category_id(classes.back()), {}, row[4], {}};
+        detection.class_index = classes.back();
+        detection.file_name = val_set_->items[index].image.filename().string();
+        if (oriented) {
+          rotated.push_back({row[0], row[1], row[2], row[3], row[6]});
+          const geometry::RotatedBox original = to_original_rbox(rotated.back(), g);
+          detection.rbox = {original.cx, original.cy, original.w, original.h, original.angle};
+          double x1 = 1e300, y1 = 1e300, x2 = -1e300, y2 = -1e300;
+          for (const auto& c : geometry::corners(original)) {
+            detection.poly.insert(detection.poly.end(), {c.x, c.y});
+            x1 = std::min(x1, c.x), y1 = std::min(y1, c.y);
+            x2 = std::max(x2, c.x), y2 = std::max(y2, c.y);
+          }
+          detection.bbox_xywh = {x1, y1, x2 - x1, y2 - y1};
+        } else {
+          const std::array<float, 4> box = to_original_xyxy(boxes.back(), g);
+          detection.bbox_xywh = {box[0], box[1], box[2] - box[0], box[3] - box[1]};
+        }
         if (pose) {
           points.insert(points.end(), row + 6, row + row_width);
           for (int64_t p = 0; p < kpt.count; ++p) {
@@ -364,7 +403,19 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
         }
         detections.push_back(std::move(detection));
       }
-      metric.add_image(boxes, scores, classes, truth[b].boxes, truth[b].classes);
+      if (oriented) {
+        // ProbIoU (floor 0) of every GT with every prediction, [gt][pred], in input pixels.
+        std::vector<float> overlaps;
+        overlaps.reserve(truth[b].rboxes.size() * rotated.size());
+        for (const auto& gt : truth[b].rboxes) {
+          for (const auto& pred : rotated) {
+            overlaps.push_back(static_cast<float>(geometry::probiou(gt, pred)));
+          }
+        }
+        metric.add_image_overlaps(overlaps, scores, classes, truth[b].classes);
+      } else {
+        metric.add_image(boxes, scores, classes, truth[b].boxes, truth[b].classes);
+      }
       if (pose) {
         // The reference's tp_p: OKS with the GT box area (input pixels) x 0.53, GT visibility only.
         std::vector<float> areas;
@@ -392,7 +443,7 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
         (loss_sum / static_cast<double>(loss_batches)).to(torch::kCPU).to(torch::kDouble);
     for (int64_t k = 0; k < mean.size(0); ++k) result.loss_items.push_back(mean[k].item<double>());
   }
-  if (options.coco) {
+  if (options.coco && !oriented) {  // OBB: the reference metric only (trainer eval --iou-type obb)
     data::CocoFile gt = ground_truth_;
     if (options.max_batches > 0) {  // score only the images that were run
       std::set<int64_t> ids;

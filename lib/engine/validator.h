@@ -22,6 +22,7 @@
 #include "eval/coco_eval.h"
 #include "eval/coco_results.h"
 #include "eval/reference_metric.h"
+#include "geometry/rotated_box.h"
 #include "loss/detection_loss.h"
 #include "model/detection_model.h"
 
@@ -41,15 +42,26 @@ std::array<float, 2> to_original_point(float x, float y, const data::ImageGeomet
 struct LetterboxedTruth {
   std::vector<std::array<float, 4>> boxes;  // xyxy
   std::vector<int> classes;
-  std::vector<float> keypoints;  // pose: K x (x, y, v) per box, pixels; empty otherwise
+  std::vector<float> keypoints;              // pose: K x (x, y, v) per box, pixels; empty otherwise
+  std::vector<geometry::RotatedBox> rboxes;  // OBB: [cx, cy, w, h] pixels and the angle
 };
 
 // Splits a batch's labels (n, 6) [image, class, cx, cy, w, h] (normalised to the letterboxed
 // input of width x height) into per-image xyxy pixel boxes, as 8.4.190's _prepare_batch does.
-// `keypoints` (n, K, 3) normalised (pose; undefined or K = 0 otherwise) are scaled the same way.
+// `keypoints` (n, K, 3) normalised (pose; undefined or K = 0 otherwise) are scaled the same way,
+// and OBB `rboxes` (n, 5) (cx, w by the width, cy, h by the height, the angle as it is).
 std::vector<LetterboxedTruth> letterboxed_truth(const at::Tensor& labels, int64_t batch_size,
                                                 float width, float height,
-                                                const at::Tensor& keypoints = {});
+                                                const at::Tensor& keypoints = {},
+                                                const at::Tensor& rboxes = {});
+
+// A rotated box predicted on the letterboxed input -> original pixels (8.4.190's scale_boxes with
+// xywh: the centre minus the padding, centre and sides over each axis's gain, no clipping).
+geometry::RotatedBox to_original_rbox(const geometry::RotatedBox& box,
+                                      const data::ImageGeometry& geometry);
+
+// The OBB validation's confidence threshold when `conf` is left at its default (the reference's).
+inline constexpr double kObbValidationConf = 0.01;
 
 struct ValidationOptions {
   int64_t max_batches = 0;        // 0 = the whole split (the seeds' short fit uses 4)
@@ -57,7 +69,8 @@ struct ValidationOptions {
   bool keep_detections = false;   // return every detection (for predictions.json)
   model::PredictOptions predict;  // conf 0.001, iou 0.7, max_det 300 (the reference's val values)
 
-  // From the config's conf, iou, max_det and val_batches.
+  // From the config's conf (0.01 for an OBB run left at the default 0.001), iou, max_det and
+  // val_batches.
   static ValidationOptions from_config(const core::TrainConfig& config);
 };
 

@@ -76,6 +76,28 @@ void check_keypoints(const std::vector<const data::CocoAnnotation*>& annotations
   }
 }
 
+// OBB evaluation needs a rotated box ("rbox" or "poly") on every annotation and detection.
+void check_rotated_boxes(const std::vector<const data::CocoAnnotation*>& annotations,
+                         const std::vector<Detection>& detections,
+                         const data::CocoFile& ground_truth) {
+  for (const auto* a : annotations) {
+    if (a->rbox.size() != 5) {
+      throw core::InputError(fmt::format(
+          "{}: annotation id {} has no \"rbox\" [cx, cy, w, h, angle] or \"poly\" (4 corners); "
+          "--iou-type obb needs rotated boxes",
+          ground_truth.source.string(), a->id));
+    }
+  }
+  for (size_t i = 0; i < detections.size(); ++i) {
+    if (detections[i].rbox.size() != 5) {
+      throw core::InputError(fmt::format(
+          "detection #{} (image_id {}) has no \"rbox\" or \"poly\"; --iou-type obb needs rotated "
+          "boxes",
+          i, detections[i].image_id));
+    }
+  }
+}
+
 CocoAccumulation run_evaluation(const data::CocoFile& ground_truth,
                                 const std::vector<Detection>& detections, const CocoParams& params,
                                 const CocoEvalOptions& options, std::vector<int64_t>* num_gt) {
@@ -112,6 +134,8 @@ CocoAccumulation run_evaluation(const data::CocoFile& ground_truth,
   const bool keypoints = params.iou_type == IouType::kKeypoints;
   if (keypoints)
     check_keypoints(annotations, detections, params.kpt_oks_sigmas.size(), ground_truth);
+  const bool rotated = params.iou_type == IouType::kObb;
+  if (rotated) check_rotated_boxes(annotations, detections, ground_truth);
   CocoAccumulation acc(params, K);
   num_gt->assign(static_cast<size_t>(K), 0);
   const size_t max_det = static_cast<size_t>(params.largest_max_det());
@@ -133,12 +157,13 @@ CocoAccumulation run_evaluation(const data::CocoFile& ground_truth,
         const data::CocoAnnotation& a = *annotations[gts.order[gi]];
         // Keypoints: pycocotools also ignores ground truth without a labelled point.
         gt.push_back({a.bbox, a.area, a.iscrowd, a.id, keypoints && a.num_keypoints == 0,
-                      keypoints ? &a.keypoints : nullptr});
+                      keypoints ? &a.keypoints : nullptr, rotated ? &a.rbox : nullptr});
       }
       dt.clear();
       for (; di < dend && dts.img[dts.order[di]] == image; ++di) {
         const Detection& d = detections[dts.order[di]];
-        dt.push_back({d.bbox_xywh, d.score, keypoints ? &d.keypoints : nullptr});
+        dt.push_back({d.bbox_xywh, d.score, keypoints ? &d.keypoints : nullptr,
+                      rotated ? &d.rbox : nullptr});
       }
       // Highest score first (stable, as np.argsort(kind='mergesort')), at most maxDets[-1].
       std::stable_sort(dt.begin(), dt.end(),
@@ -225,7 +250,10 @@ std::vector<StatSpec> stat_specs(IouType type) {
 }
 
 CocoParams params_for(IouType type) {
-  return type == IouType::kKeypoints ? coco_keypoint_params() : CocoParams{};
+  if (type == IouType::kKeypoints) return coco_keypoint_params();
+  CocoParams p;  // boxes and rotated boxes: the box protocol's settings
+  p.iou_type = type;
+  return p;
 }
 
 }  // namespace
@@ -290,6 +318,18 @@ CocoStats evaluate_coco(const data::CocoFile& ground_truth,
   return out;
 }
 
+const char* iou_type_name(IouType type) {
+  switch (type) {
+    case IouType::kKeypoints:
+      return "keypoints";
+    case IouType::kObb:
+      return "obb";
+    case IouType::kBox:
+      break;
+  }
+  return "bbox";
+}
+
 const std::vector<const char*>& coco_stat_keys(IouType type) {
   static const std::vector<const char*> box = {"AP",  "AP50", "AP75",  "APs", "APm", "APl",
                                                "AR1", "AR10", "AR100", "ARs", "ARm", "ARl"};
@@ -321,7 +361,7 @@ std::string coco_stats_json(const CocoStats& stats) {
   const auto& keys = coco_stat_keys(stats.iou_type);
   for (size_t i = 0; i < keys.size(); ++i) j[keys[i]] = stats.stats[i];
   j["stats"] = std::vector<double>(stats.stats.begin(), stats.stats.begin() + keys.size());
-  j["iou_type"] = stats.iou_type == IouType::kKeypoints ? "keypoints" : "bbox";
+  j["iou_type"] = iou_type_name(stats.iou_type);
   nlohmann::ordered_json per = nlohmann::ordered_json::array();
   for (const auto& c : stats.per_category) {
     per.push_back({{"category_id", c.category_id},

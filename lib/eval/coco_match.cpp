@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "eval/numeric.h"
+#include "geometry/rotated_box.h"
 
 namespace trainer::eval {
 
@@ -59,6 +60,14 @@ double coco_keypoint_oks(const std::vector<double>& dt, const std::vector<double
   return pairwise_sum(terms, count) / static_cast<double>(count);
 }
 
+double coco_rotated_iou(const std::vector<double>& dt, const std::vector<double>& gt, bool crowd) {
+  const geometry::RotatedBox a{dt[0], dt[1], dt[2], dt[3], dt[4]};
+  const geometry::RotatedBox b{gt[0], gt[1], gt[2], gt[3], gt[4]};
+  const double inter = geometry::rotated_intersection(a, b);
+  const double denominator = crowd ? a.w * a.h : a.w * a.h + b.w * b.h - inter;
+  return denominator > 0 ? inter / denominator : 0.0;
+}
+
 void match_image_category(const std::vector<DtBox>& dt, const std::vector<GtBox>& gt,
                           const CocoParams& params, std::vector<MatchResult>* out,
                           std::vector<double>* scratch) {
@@ -68,11 +77,13 @@ void match_image_category(const std::vector<DtBox>& dt, const std::vector<GtBox>
   std::vector<double>& ious = *scratch;  // [d][g] in file order of gt
   ious.assign(D * G, 0.0);
   const bool oks = params.iou_type == IouType::kKeypoints;
+  const bool rotated = params.iou_type == IouType::kObb;
   for (size_t d = 0; d < D; ++d) {
     for (size_t g = 0; g < G; ++g) {
       ious[d * G + g] = oks ? coco_keypoint_oks(*dt[d].keypoints, *gt[g].keypoints, gt[g].bbox,
                                                 gt[g].area, params.kpt_oks_sigmas)
-                            : coco_box_iou(dt[d].bbox, gt[g].bbox, gt[g].crowd);
+                        : rotated ? coco_rotated_iou(*dt[d].rbox, *gt[g].rbox, gt[g].crowd)
+                                  : coco_box_iou(dt[d].bbox, gt[g].bbox, gt[g].crowd);
     }
   }
 

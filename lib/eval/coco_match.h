@@ -22,18 +22,24 @@ struct GtBox {
   int64_t id = 0;       // annotation id; pycocotools treats a match to id 0 as no match
   bool ignore = false;  // ignored besides crowd (keypoints: no labelled point)
   const std::vector<double>* keypoints = nullptr;  // keypoint evaluation: [x, y, v] * K
+  const std::vector<double>* rbox = nullptr;       // OBB evaluation: [cx, cy, w, h, angle]
 };
 
 struct DtBox {
   std::array<double, 4> bbox{};  // x, y, w, h
   double score = 0;
   const std::vector<double>* keypoints = nullptr;  // keypoint evaluation: [x, y, s] * K
-  double area() const { return bbox[2] * bbox[3]; }
+  const std::vector<double>* rbox = nullptr;       // OBB evaluation: [cx, cy, w, h, angle]
+  double area() const { return rbox ? (*rbox)[2] * (*rbox)[3] : bbox[2] * bbox[3]; }
 };
 
 // pycocotools' bbIou for one pair: intersection over union, or over the detection's own area when
 // the ground truth is a crowd region; 0 when the boxes do not overlap with positive width/height.
 double coco_box_iou(const std::array<double, 4>& dt, const std::array<double, 4>& gt, bool crowd);
+
+// The box rule for rotated boxes [cx, cy, w, h, angle]: the exact overlap area over the union,
+// or over the detection's own area when the ground truth is a crowd region.
+double coco_rotated_iou(const std::vector<double>& dt, const std::vector<double>& gt, bool crowd);
 
 // pycocotools' computeOks for one pair: with labelled ground-truth points, the mean over them of
 // exp(-d^2 / (2 s^2 (area + eps) 2)) with s = 2 sigma; without any, the distance of every detected

@@ -19,8 +19,12 @@ struct AreaRange {
   const char* label = "";
 };
 
-// What a detection is compared with: its box (IoU) or its keypoints (OKS).
-enum class IouType { kBox, kKeypoints };
+// What a detection is compared with: its box (IoU), its keypoints (OKS), or its rotated box (the
+// exact IoU of the two rotated rectangles; areas are w x h; the box protocol otherwise).
+enum class IouType { kBox, kKeypoints, kObb };
+
+// "bbox", "keypoints", "obb".
+const char* iou_type_name(IouType type);
 
 struct CocoParams {
   IouType iou_type = IouType::kBox;

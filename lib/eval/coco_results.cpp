@@ -14,6 +14,7 @@
 #include <unordered_set>
 
 #include "core/error.h"
+#include "geometry/rotated_box.h"
 
 namespace trainer::eval {
 namespace {
@@ -171,9 +172,25 @@ std::vector<Detection> parse_coco_results(const std::string& text, const std::st
       for (const json& v : *kp)
         d.keypoints.push_back(read_number(v, source, name, "a keypoint value"));
     }
+    for (const char* key : {"rbox", "poly"}) {
+      auto it = entry.find(key);
+      if (it == entry.end() || !d.rbox.empty()) continue;
+      std::vector<double> values;
+      if (it->is_array()) {
+        for (const json& v : *it) values.push_back(read_number(v, source, name, key));
+      }
+      try {
+        const geometry::RotatedBox r = geometry::rotated_box_from_values(values);
+        d.rbox = {r.cx, r.cy, r.w, r.h, r.angle};
+      } catch (const std::invalid_argument& e) {
+        fail(source, fmt::format("{}: \"{}\": {}", name(), key, e.what()));
+      }
+    }
     auto bbox = entry.find("bbox");
     if (bbox == entry.end() && !d.keypoints.empty()) {
       d.bbox_xywh = keypoint_extent(d.keypoints);
+    } else if (bbox == entry.end() && !d.rbox.empty()) {
+      d.bbox_xywh = geometry::extent_xywh({d.rbox[0], d.rbox[1], d.rbox[2], d.rbox[3], d.rbox[4]});
     } else {
       if (bbox == entry.end()) fail(source, fmt::format("{} has no \"bbox\"", name()));
       if (!bbox->is_array() || bbox->size() != 4) {
@@ -213,6 +230,11 @@ std::string format_coco_results(const std::vector<Detection>& detections) {
         d.bbox_xywh[2], d.bbox_xywh[3], d.score);
     if (!d.keypoints.empty()) {  // unrounded, as the reference writes them
       out += fmt::format(", \"keypoints\": [{}]", fmt::join(d.keypoints, ", "));
+    }
+    if (!d.rbox.empty()) {  // 3 decimals, as the reference's OBB json
+      if (!d.file_name.empty()) out += fmt::format(", \"file_name\": {}", json(d.file_name).dump());
+      out += fmt::format(", \"rbox\": [{:.3f}], \"poly\": [{:.3f}]", fmt::join(d.rbox, ", "),
+                         fmt::join(d.poly, ", "));
     }
     out += "}";
   }

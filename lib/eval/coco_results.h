@@ -21,6 +21,13 @@ struct Detection {
   std::array<double, 4> bbox_xywh{};  // x, y, w, h in pixels (top-left origin)
   double score = 0.0;
   std::vector<double> keypoints{};  // [x1, y1, s1, ...] for keypoint results; empty otherwise
+  // OBB results (the reference's OBB json): [cx, cy, w, h, angle] and the 4 corners
+  // [x1, y1, ..., x4, y4], original pixels; empty otherwise. bbox_xywh is then the corners' extent.
+  std::vector<double> rbox{};
+  std::vector<double> poly{};
+  // Written by the validator (not part of the COCO form): the image's file and the class index.
+  std::string file_name{};
+  int class_index = -1;
 };
 
 // Parses a results file's text. Throws core::InputError naming `source` and the entry (its index

@@ -10,6 +10,7 @@
 
 #include "data/augment/letterbox.h"
 #include "data/draw.h"
+#include "geometry/rotated_box.h"
 
 namespace trainer::predict {
 namespace {
@@ -39,7 +40,17 @@ cv::Mat annotate(const cv::Mat& image, const ImagePrediction& prediction,
     const cv::Point p1(static_cast<int>(o->box[0]), static_cast<int>(o->box[1]));
     const cv::Point p2(static_cast<int>(o->box[2]), static_cast<int>(o->box[3]));
     const std::string label = fmt::format("{} {:.2f}", class_name(names, o->cls), o->score);
-    data::draw_labelled_box(canvas, p1, p2, label, data::class_colour(o->cls), lw, font);
+    if (o->rbox.size() == 5) {
+      std::vector<cv::Point> corners;
+      for (const auto& c :
+           geometry::corners({o->rbox[0], o->rbox[1], o->rbox[2], o->rbox[3], o->rbox[4]})) {
+        corners.emplace_back(static_cast<int>(std::lround(c.x)),
+                             static_cast<int>(std::lround(c.y)));
+      }
+      data::draw_labelled_polygon(canvas, corners, label, data::class_colour(o->cls), lw, font);
+    } else {
+      data::draw_labelled_box(canvas, p1, p2, label, data::class_colour(o->cls), lw, font);
+    }
   }
   for (const PredictedObject* o : order) {
     if (o->keypoints.empty()) continue;
@@ -67,6 +78,16 @@ std::string yolo_txt(const ImagePrediction& prediction, int height, int width, b
   const float w = static_cast<float>(width), h = static_cast<float>(height);
   for (const auto& o : prediction.objects) {
     const auto& b = o.box;
+    if (o.rbox.size() == 5) {  // OBB: the 4 corners normalised, as the reference's xyxyxyxyn
+      out += std::to_string(o.cls);
+      for (const auto& c :
+           geometry::corners({o.rbox[0], o.rbox[1], o.rbox[2], o.rbox[3], o.rbox[4]})) {
+        out += fmt::format(" {:g} {:g}", static_cast<float>(c.x) / w, static_cast<float>(c.y) / h);
+      }
+      if (save_conf) out += fmt::format(" {:g}", o.score);
+      out += "\n";
+      continue;
+    }
     out += fmt::format("{} {:g} {:g} {:g} {:g}", o.cls, (b[0] + b[2]) / 2.0f / w,
                        (b[1] + b[3]) / 2.0f / h, (b[2] - b[0]) / w, (b[3] - b[1]) / h);
     for (size_t k = 0; k + 2 < o.keypoints.size(); k += 3) {
@@ -91,6 +112,13 @@ std::vector<eval::Detection> coco_detections(const ImagePrediction& prediction, 
     d.bbox_xywh = {o.box[0], o.box[1], o.box[2] - o.box[0], o.box[3] - o.box[1]};
     d.score = o.score;
     d.keypoints.assign(o.keypoints.begin(), o.keypoints.end());
+    if (o.rbox.size() == 5) {
+      d.rbox = o.rbox;
+      for (const auto& c :
+           geometry::corners({o.rbox[0], o.rbox[1], o.rbox[2], o.rbox[3], o.rbox[4]})) {
+        d.poly.insert(d.poly.end(), {c.x, c.y});
+      }
+    }
     out.push_back(std::move(d));
   }
   return out;

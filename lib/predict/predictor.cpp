@@ -14,6 +14,7 @@
 #include "data/loader.h"
 #include "engine/device.h"
 #include "engine/validator.h"
+#include "geometry/rotated_box.h"
 
 namespace trainer::predict {
 namespace {
@@ -56,6 +57,7 @@ Predictor::Predictor(model::DetectionModelImpl& model, const PredictOptions& opt
   const auto& strides = model.strides();
   stride_ = std::max(32, static_cast<int>(*std::max_element(strides.begin(), strides.end())));
   kpt_ = model.keypoint_shape();
+  oriented_ = model.oriented();
   // The reference's check_imgsz: a size that is not a multiple of the stride is rounded up.
   const int rounded = (imgsz_ + stride_ - 1) / stride_ * stride_;
   if (rounded != imgsz_) {
@@ -108,7 +110,7 @@ std::vector<ImagePrediction> Predictor::run(const std::vector<cv::Mat>& images, 
   // --- postprocess: the validation's decode, then original-image pixels
   t0 = Clock::now();
   const std::vector<at::Tensor> per_image = model_.postprocess(raw, postprocess_);
-  const int64_t row_width = 6 + kpt_.count * kpt_.dims;
+  const int64_t row_width = 6 + kpt_.count * kpt_.dims + (oriented_ ? 1 : 0);
   for (size_t i = 0; i < per_image.size(); ++i) {
     const at::Tensor rows = per_image[i].to(torch::kCPU, torch::kFloat).contiguous();
     const data::ImageGeometry g = input_to_original(height, width, images[i].rows, images[i].cols);
@@ -118,7 +120,16 @@ std::vector<ImagePrediction> Predictor::run(const std::vector<cv::Mat>& images, 
     const float* r = rows.data_ptr<float>();
     for (int64_t k = 0; k < rows.size(0); ++k, r += row_width) {
       PredictedObject object;
-      object.box = engine::to_original_xyxy({r[0], r[1], r[2], r[3]}, g);
+      if (oriented_) {
+        const geometry::RotatedBox rbox =
+            engine::to_original_rbox({r[0], r[1], r[2], r[3], r[6]}, g);
+        object.rbox = {rbox.cx, rbox.cy, rbox.w, rbox.h, rbox.angle};
+        const auto e = geometry::extent_xywh(rbox);
+        object.box = {static_cast<float>(e[0]), static_cast<float>(e[1]),
+                      static_cast<float>(e[0] + e[2]), static_cast<float>(e[1] + e[3])};
+      } else {
+        object.box = engine::to_original_xyxy({r[0], r[1], r[2], r[3]}, g);
+      }
       object.score = r[4];
       object.cls = static_cast<int>(r[5]);
       for (int64_t p = 0; p < kpt_.count; ++p) {

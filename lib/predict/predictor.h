@@ -27,6 +27,9 @@ struct PredictedObject {
   // Pose: K x (x, y, confidence) in original-image pixels (confidence 1 when the model predicts
   // no visibility); empty for detection.
   std::vector<float> keypoints{};
+  // OBB: [cx, cy, w, h, angle] in original-image pixels (`box` is then its corners' extent);
+  // empty for the other tasks.
+  std::vector<double> rbox{};
 };
 
 struct ImagePrediction {
@@ -60,6 +63,7 @@ class Predictor {
   int stride_;
   bool half_;
   model::KeypointShape kpt_;
+  bool oriented_ = false;  // OBB rows carry the angle after the class
 };
 
 }  // namespace trainer::predict

@@ -5,19 +5,18 @@
 
 #include "core/error.h"
 #include "engine/detect_task.h"
+#include "engine/obb_task.h"
 #include "engine/pose_task.h"
 #include "engine/task.h"
 
 using namespace trainer;
 
-TEST_CASE("make_task_definition: detect and pose, 'not implemented yet' for segment, obb") {
+TEST_CASE("make_task_definition: detect, pose and obb, 'not implemented yet' for segment") {
   CHECK(engine::make_task_definition(core::Task::kDetect)->task() == core::Task::kDetect);
   CHECK(engine::make_task_definition(core::Task::kPose)->task() == core::Task::kPose);
-  for (auto t : {core::Task::kSegment, core::Task::kObb}) {
-    CAPTURE(core::task_name(t));
-    CHECK_THROWS_WITH_AS(engine::make_task_definition(t),
-                         doctest::Contains("is not implemented yet"), core::ConfigError);
-  }
+  CHECK(engine::make_task_definition(core::Task::kObb)->task() == core::Task::kObb);
+  CHECK_THROWS_WITH_AS(engine::make_task_definition(core::Task::kSegment),
+                       doctest::Contains("is not implemented yet"), core::ConfigError);
   core::TrainConfig config;
   config.model.model = "yolo26n-pose";  // the task follows the model name
   CHECK(engine::make_task_definition(config)->task() == core::Task::kPose);
@@ -83,4 +82,28 @@ TEST_CASE("detect: a validation becomes the (B) metrics, COCO extras and val los
   CHECK(r.value("val/l1_loss") == 3.0);
   CHECK(std::isnan(r.value("metrics/coco/AP")));  // no COCO protocol in this result
   CHECK(task.fitness(val) == 0.0625);
+}
+
+TEST_CASE("obb: four loss items, (B) metrics only, fitness = mAP50-95(B), a table without COCO") {
+  engine::ObbTask task;
+  engine::ValidationResult val;
+  val.metric.precision = 0.5;
+  val.metric.map50 = 0.75;
+  val.metric.map50_95 = 0.25;
+  val.metric.fitness = 0.25;
+  val.metric.num_gt = 7;
+  val.images = 3;
+  val.loss_items = {1, 2, 3, 4};
+  CHECK(task.fitness(val) == 0.25);
+  const auto v = task.epoch_validation(val);
+  CHECK(v.metrics == std::vector<double>{0.5, 0, 0.75, 0.25});
+  CHECK(v.extras.empty());
+  CHECK(v.loss_items == std::vector<double>{1, 2, 3, 4});
+  const auto columns = engine::obb_columns({"box_loss", "cls_loss", "l1_loss", "angle_loss"});
+  CHECK(columns.metric_names.back() == "metrics/mAP50-95(B)");
+  CHECK(columns.extra_names.empty());
+  const std::string table = task.validation_table(val, {"bar"}, false);
+  CHECK(table.find("COCO") == std::string::npos);
+  CHECK(table.find("0.250") != std::string::npos);
+  CHECK(table.find("ProbIoU") != std::string::npos);
 }

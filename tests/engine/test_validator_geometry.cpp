@@ -7,6 +7,9 @@
 #include "test_support.h"
 
 using trainer::engine::to_original_xyxy;
+namespace core = trainer::core;
+namespace data = trainer::data;
+namespace engine = trainer::engine;
 
 TEST_CASE("validator: letterboxed boxes map back to original pixels with per-axis gains") {
   // A 200 x 100 (w x h) image: x gain 0.5, y gain 0.4, padded 4 px left, 10 px top.
@@ -64,4 +67,23 @@ TEST_CASE("validator: a COCO json with fewer categories than classes gets unused
   CHECK(validator.category_id(0) == 10);
   CHECK(validator.category_id(1) == 20);
   CHECK(validator.category_id(2) == 21);  // the next free id
+}
+
+TEST_CASE("validation conf: 0.01 for OBB runs left at the default, as the reference's OBB val") {
+  core::TrainConfig config;
+  CHECK(engine::ValidationOptions::from_config(config).predict.conf == 0.001);
+  config.run.task = core::Task::kObb;
+  CHECK(engine::ValidationOptions::from_config(config).predict.conf == engine::kObbValidationConf);
+  config.run.conf = 0.05;
+  CHECK(engine::ValidationOptions::from_config(config).predict.conf == 0.05);
+}
+
+TEST_CASE("to_original_rbox: centre minus the padding, centre and sides over each axis's gain") {
+  data::ImageGeometry g{100, 200, 0.5, 0.25, 10.0, 4.0};
+  const auto r = engine::to_original_rbox({60, 24, 20, 8, 0.7}, g);
+  CHECK(r.cx == doctest::Approx(100.0));  // (60 - 10) / 0.5
+  CHECK(r.cy == doctest::Approx(80.0));   // (24 - 4) / 0.25
+  CHECK(r.w == doctest::Approx(40.0));
+  CHECK(r.h == doctest::Approx(32.0));
+  CHECK(r.angle == doctest::Approx(0.7));
 }
