@@ -12,6 +12,7 @@
 #include "model/model_summary.h"
 #include "model/rotated_box_ops.h"
 #include "model/weights_io.h"
+#include "task_weights_check.h"
 #include "test_support.h"
 
 using namespace trainer;
@@ -209,24 +210,7 @@ TEST_CASE("obb forward: angles per level and branch; OBB's in [-pi/4, 3pi/4]; eq
 }
 
 TEST_CASE("obb weights: save then load is equal to the bit; detection weights do not fit") {
-  test::TempDir dir;
-  for (const auto family : {ModelFamily::kYolo26, ModelFamily::kYolo11}) {
-    torch::manual_seed(5);
-    auto a = build_tiny_detection_model(family, 3, core::Task::kObb);
-    save_weights(*a, dir / "obb.pt");
-    torch::manual_seed(6);
-    auto b = build_tiny_detection_model(family, 3, core::Task::kObb);
-    load_weights(*b, dir / "obb.pt");
-    const auto sa = state_dict(*a), sb = state_dict(*b);
-    REQUIRE(sa.size() == sb.size());
-    for (size_t i = 0; i < sa.size(); ++i) {
-      CAPTURE(sa[i].first);
-      CHECK(sa[i].first == sb[i].first);
-      CHECK(torch::equal(sa[i].second, sb[i].second));
-    }
-    save_weights(*build_tiny_detection_model(family, 3), dir / "det.pt");
-    CHECK_THROWS(load_weights(*b, dir / "det.pt"));
-  }
+  test::check_task_weights_round_trip(core::Task::kObb, [](DetectionModelImpl&) {});
 }
 
 TEST_CASE("rotated Fast-NMS: a suppressed box still suppresses (not greedy)") {
