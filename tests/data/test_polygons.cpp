@@ -14,6 +14,7 @@
 #include "data/augment/letterbox.h"
 #include "data/augment/mosaic.h"
 #include "data/augment/polygon.h"
+#include "data/batch_plot.h"
 #include "data/dataset.h"
 #include "data/loader.h"
 #include "data/yolo_labels.h"
@@ -262,4 +263,24 @@ TEST_CASE("loader with oriented boxes: rotated rows in step with the box rows") 
       CHECK(b->rboxes.select(1, 4).max().item<float>() < 3 * M_PI / 4 + 1e-6);
     }
   }
+}
+
+TEST_CASE("batch plot: an OBB batch draws each row's rotated box, not its axis-aligned box") {
+  // One black 200 x 200 image with a 45-degree 100 x 20 box in the middle: the plot has colour on
+  // the rotated edge and none at the corners of the axis-aligned extent (the text tab aside).
+  Batch batch;
+  batch.images = torch::zeros({1, 3, 200, 200}, torch::kUInt8);
+  batch.labels = torch::tensor({0.0f, 0.0f, 0.5f, 0.5f, 0.42f, 0.42f}).view({1, 6});
+  batch.rboxes = torch::tensor({0.5f, 0.5f, 0.5f, 0.1f, static_cast<float>(M_PI / 4)}).view({1, 5});
+  batch.files = {"a.jpg"};
+  const cv::Mat plot = plot_batch(batch, {"bar"});
+  REQUIRE(plot.rows == 200);
+  auto lit = [&](int x, int y) {
+    const cv::Vec3b p = plot.at<cv::Vec3b>(y, x);
+    return p[0] + p[1] + p[2] > 150;
+  };
+  // The corner c + v1 + v2 of the rotated box: (100 + 35.4 - 7.1, 100 + 35.4 + 7.1) = (128, 142).
+  CHECK(lit(128, 142));
+  // The axis-aligned extent's bottom-right corner (142, 142) lies outside the rotated box.
+  CHECK_FALSE(lit(142, 142));
 }
