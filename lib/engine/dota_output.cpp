@@ -98,16 +98,17 @@ void write_dota_predictions(const std::vector<DotaDetection>& detections,
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
       return boxes[a].second->score > boxes[b].second->score;
     });
-    auto shifted = [&](size_t i) {
+    std::vector<geometry::RotatedBox> shifted;  // in score order, moved by the class offset
+    for (size_t i : order) {
       geometry::RotatedBox b = boxes[i].first;
       b.cx += boxes[i].second->cls * offset;
       b.cy += boxes[i].second->cls * offset;
-      return b;
-    };
+      shifted.push_back(b);
+    }
     for (size_t j = 0; j < order.size(); ++j) {
       bool dropped = false;  // Fast-NMS: any earlier box, kept or not, above 0.3
       for (size_t i = 0; i < j && !dropped; ++i) {
-        dropped = geometry::probiou(shifted(order[i]), shifted(order[j])) > 0.3;
+        dropped = geometry::probiou(shifted[i], shifted[j]) > 0.3;
       }
       if (dropped) continue;
       const auto& [box, d] = boxes[order[j]];

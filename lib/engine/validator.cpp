@@ -380,13 +380,10 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
           rotated.push_back({row[0], row[1], row[2], row[3], row[6]});
           const geometry::RotatedBox original = to_original_rbox(rotated.back(), g);
           detection.rbox = {original.cx, original.cy, original.w, original.h, original.angle};
-          double x1 = 1e300, y1 = 1e300, x2 = -1e300, y2 = -1e300;
           for (const auto& c : geometry::corners(original)) {
             detection.poly.insert(detection.poly.end(), {c.x, c.y});
-            x1 = std::min(x1, c.x), y1 = std::min(y1, c.y);
-            x2 = std::max(x2, c.x), y2 = std::max(y2, c.y);
           }
-          detection.bbox_xywh = {x1, y1, x2 - x1, y2 - y1};
+          detection.bbox_xywh = geometry::extent_xywh(original);
         } else {
           const std::array<float, 4> box = to_original_xyxy(boxes.back(), g);
           detection.bbox_xywh = {box[0], box[1], box[2] - box[0], box[3] - box[1]};

@@ -12,35 +12,13 @@
 #include "model/model_summary.h"
 #include "model/rotated_box_ops.h"
 #include "model/weights_io.h"
-#include "task_weights_check.h"
+#include "task_model_checks.h"
 #include "test_support.h"
 
 using namespace trainer;
 using namespace trainer::model;
-
-namespace {
-
-int64_t parameter_count(const torch::nn::Module& m) {
-  int64_t n = 0;
-  for (const auto& p : m.parameters()) n += p.numel();
-  return n;
-}
-
-std::vector<std::string> head_attribute_order(const torch::nn::Module& m, int64_t* head_keys) {
-  std::vector<std::string> order;
-  const std::string prefix = "model.23.";
-  *head_keys = 0;
-  for (const auto& [k, t] : state_dict(m)) {
-    if (k.rfind(prefix, 0) != 0) continue;
-    ++*head_keys;
-    const std::string rest = k.substr(prefix.size());
-    const std::string attr = rest.substr(0, rest.find('.'));
-    if (order.empty() || order.back() != attr) order.push_back(attr);
-  }
-  return order;
-}
-
-}  // namespace
+using trainer::test::head_attribute_order;
+using trainer::test::parameter_count;
 
 TEST_CASE("obb parameter counts and GFLOPs equal the reference's for all ten (nc=15 and nc=80)") {
   struct Case {

@@ -9,37 +9,20 @@
 
 #include "model/detection_model.h"
 #include "model/weights_io.h"
-#include "task_weights_check.h"
+#include "task_model_checks.h"
 #include "test_support.h"
 
 using namespace trainer;
 using namespace trainer::model;
+using trainer::test::head_attribute_order;
+using trainer::test::parameter_count;
 
 namespace {
-
-int64_t parameter_count(const torch::nn::Module& m) {
-  int64_t n = 0;
-  for (const auto& p : m.parameters()) n += p.numel();
-  return n;
-}
 
 std::map<std::string, std::vector<int64_t>> shapes_of(const torch::nn::Module& m) {
   std::map<std::string, std::vector<int64_t>> out;
   for (const auto& [k, t] : state_dict(m)) out[k] = t.sizes().vec();
   return out;
-}
-
-// The module attributes of layer 23 in state-dict order ("cv2", "cv3", "dfl", ...).
-std::vector<std::string> head_attribute_order(const torch::nn::Module& m) {
-  std::vector<std::string> order;
-  const std::string prefix = "model.23.";
-  for (const auto& [k, t] : state_dict(m)) {
-    if (k.rfind(prefix, 0) != 0) continue;
-    const std::string rest = k.substr(prefix.size());
-    const std::string attr = rest.substr(0, rest.find('.'));
-    if (order.empty() || order.back() != attr) order.push_back(attr);
-  }
-  return order;
 }
 
 }  // namespace

@@ -1,15 +1,44 @@
-// A check shared by the task-head model tests: a tiny task model's weights saved and loaded into
-// a freshly seeded one are equal to the bit, key by key, and plain detection weights do not fit.
+// Helpers shared by the task-head model tests (pose, OBB): parameter counts, the head's attribute
+// order in the state dict, and the weights round trip (a tiny task model's weights saved and
+// loaded into a freshly seeded one are equal to the bit, key by key; plain detection weights do
+// not fit).
 #pragma once
 
 #include <doctest/doctest.h>
 #include <torch/torch.h>
+
+#include <string>
+#include <vector>
 
 #include "model/detection_model.h"
 #include "model/weights_io.h"
 #include "test_support.h"
 
 namespace trainer::test {
+
+inline int64_t parameter_count(const torch::nn::Module& m) {
+  int64_t n = 0;
+  for (const auto& p : m.parameters()) n += p.numel();
+  return n;
+}
+
+// The module attributes of layer 23 (the head) in state-dict order ("cv2", "cv3", "dfl", ...);
+// `head_keys`, when given, gets the number of the head's keys.
+inline std::vector<std::string> head_attribute_order(const torch::nn::Module& m,
+                                                     int64_t* head_keys = nullptr) {
+  std::vector<std::string> order;
+  const std::string prefix = "model.23.";
+  int64_t keys = 0;
+  for (const auto& [k, t] : model::state_dict(m)) {
+    if (k.rfind(prefix, 0) != 0) continue;
+    ++keys;
+    const std::string rest = k.substr(prefix.size());
+    const std::string attr = rest.substr(0, rest.find('.'));
+    if (order.empty() || order.back() != attr) order.push_back(attr);
+  }
+  if (head_keys) *head_keys = keys;
+  return order;
+}
 
 // `prepare` runs on the first model before saving (e.g. a forward pass that fills BN statistics).
 template <typename Prepare>
