@@ -27,14 +27,23 @@ struct DetectOutput {
   // raw output (reference-tasks.md 3.1).
   std::vector<torch::Tensor> one2many_angle, one2one_angle;
 
+  // Segmentation heads only: the 32 mask coefficients of each anchor (B, nm, H_l, W_l), raw, per
+  // level and branch; the prototypes (B, nm, H/4, W/4) as a one-element list (one tensor for the
+  // whole image, shared by both branches: the loss detaches it for the one-to-one branch, as the
+  // reference does); and, from YOLO26's Proto26 in training mode only, the semantic logits
+  // (B, nc, H/8, W/8), again a one-element list.
+  std::vector<torch::Tensor> one2many_coef, one2one_coef;
+  std::vector<torch::Tensor> protos, semantic;
+
   // Every per-level field above, for code that treats them alike (the validator concatenates the
   // outputs of a batch run in chunks): a field added above must be added here.
   using Field = std::vector<torch::Tensor> DetectOutput::*;
-  static std::array<Field, 8> fields() {
-    return {&DetectOutput::one2many,       &DetectOutput::one2one,
-            &DetectOutput::one2many_kpts,  &DetectOutput::one2one_kpts,
-            &DetectOutput::one2many_sigma, &DetectOutput::one2one_sigma,
-            &DetectOutput::one2many_angle, &DetectOutput::one2one_angle};
+  static std::array<Field, 12> fields() {
+    return {
+        &DetectOutput::one2many,       &DetectOutput::one2one,        &DetectOutput::one2many_kpts,
+        &DetectOutput::one2one_kpts,   &DetectOutput::one2many_sigma, &DetectOutput::one2one_sigma,
+        &DetectOutput::one2many_angle, &DetectOutput::one2one_angle,  &DetectOutput::one2many_coef,
+        &DetectOutput::one2one_coef,   &DetectOutput::protos,         &DetectOutput::semantic};
   }
 };
 

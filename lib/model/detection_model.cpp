@@ -62,6 +62,10 @@ DetectionModelImpl::DetectionModelImpl(const ModelName& name, const ModelSpec& s
         const auto kind = l.end2end ? ObbHeadKind::kObb26 : ObbHeadKind::kObb;
         head_ = Detect(std::shared_ptr<DetectImpl>(
             std::make_shared<ObbImpl>(l.nc, l.reg_max, l.end2end, l.ch, kind)));
+      } else if (l.is_segment()) {
+        const auto kind = l.end2end ? SegmentHeadKind::kSegment26 : SegmentHeadKind::kSegment;
+        head_ = Detect(std::shared_ptr<DetectImpl>(
+            std::make_shared<SegmentImpl>(l.nc, l.nm, l.npr, l.reg_max, l.end2end, l.ch, kind)));
       } else {
         head_ = Detect(l.nc, l.reg_max, l.end2end, l.ch);
       }
@@ -176,6 +180,10 @@ std::shared_ptr<ObbImpl> DetectionModelImpl::obb_head() const {
   return std::dynamic_pointer_cast<ObbImpl>(head_.ptr());
 }
 
+std::shared_ptr<SegmentImpl> DetectionModelImpl::segment_head() const {
+  return std::dynamic_pointer_cast<SegmentImpl>(head_.ptr());
+}
+
 RealNvp DetectionModelImpl::flow() const {
   const auto pose = pose_head();
   return pose ? pose->flow() : RealNvp(nullptr);
@@ -195,6 +203,7 @@ DetectionModel build_detection_model(const ModelName& name, int num_classes,
   HeadVariant variant;
   if (name.task == core::Task::kPose) variant.kpt_shape = kpt_shape;
   variant.oriented = name.task == core::Task::kObb;
+  variant.masks = name.task == core::Task::kSegment;
   return DetectionModel(name, make_model_spec(name.family, scale, num_classes, variant));
 }
 

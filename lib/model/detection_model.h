@@ -22,6 +22,7 @@
 #include "model/pose_head.h"
 #include "model/postprocess.h"
 #include "model/real_nvp.h"
+#include "model/segment_head.h"
 
 namespace trainer::model {
 
@@ -64,6 +65,9 @@ class DetectionModelImpl : public torch::nn::Module {
   // OBB models: the OBB head (nullptr for the other tasks).
   bool oriented() const { return spec_.oriented; }
   std::shared_ptr<ObbImpl> obb_head() const;
+  // Segmentation models: the segment head (nullptr for the other tasks).
+  bool segments() const { return spec_.nm > 0; }
+  std::shared_ptr<SegmentImpl> segment_head() const;
 
   // The layer modules in order ("model.<i>"), for per-layer summaries.
   std::vector<std::shared_ptr<torch::nn::Module>> layer_modules() const;
@@ -90,12 +94,13 @@ TORCH_MODULE(DetectionModel);
 // A built-in family and scale (yolo26n ... yolo11x) with `num_classes` classes. Scale 't' builds
 // the tiny test model. A pose name (name.task == core::Task::kPose: yolo26n-pose, yolo11s-pose)
 // builds the family's pose head (Pose26 / Pose) for `kpt_shape`; the other names ignore it. An
-// OBB name (yolo26n-obb, yolo11s-obb) builds the family's OBB head (OBB26 / OBB).
+// OBB name (yolo26n-obb, yolo11s-obb) builds the family's OBB head (OBB26 / OBB), a segmentation
+// name (yolo26n-seg, yolo11s-seg) its segment head (Segment26 / Segment).
 DetectionModel build_detection_model(const ModelName& name, int num_classes,
                                      KeypointShape kpt_shape = {});
 
 // Width 0.0625, depth 0.33: the same structure and names as the family, for fast CPU tests; with
-// task kPose or kObb, the tiny pose or OBB model.
+// task kPose, kObb or kSegment, the tiny model of that task.
 DetectionModel build_tiny_detection_model(ModelFamily family, int num_classes,
                                           core::Task task = core::Task::kDetect,
                                           KeypointShape kpt_shape = {});

@@ -11,12 +11,24 @@ namespace {
 
 constexpr const char kScales[] = "nsmlx";
 
+const char* task_suffix(core::Task task) {
+  switch (task) {
+    case core::Task::kPose:
+      return "-pose";
+    case core::Task::kObb:
+      return "-obb";
+    case core::Task::kSegment:
+      return "-seg";
+    case core::Task::kDetect:
+      break;
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string ModelName::display() const {
-  const std::string suffix = task == core::Task::kPose  ? "-pose"
-                             : task == core::Task::kObb ? "-obb"
-                                                        : "";
+  const std::string suffix = task_suffix(task);
   switch (family) {
     case ModelFamily::kYolo26:
       return std::string("yolo26") + scale + suffix;
@@ -37,16 +49,15 @@ std::vector<std::string> builtin_model_names() {
 }
 
 ModelName parse_model_name(const std::string& text) {
-  // yolo26n-pose, yolo11s-obb: the detection name plus a task head. -seg is later work.
+  // yolo26n-pose, yolo11s-obb, yolo26m-seg: the detection name plus a task head.
   if (const auto task = core::task_from_model_name(text)) {
     const std::string stem = std::filesystem::path(text).stem().string();
     const auto dash = stem.rfind('-');
-    if (*task == core::Task::kSegment || dash == std::string::npos) {
-      throw core::ConfigError("model '" + text + "': " + core::task_name(*task) +
-                              " models are not implemented yet; this trainer builds detect, "
-                              "pose and obb models");
+    if (dash == std::string::npos) {
+      throw core::ConfigError("unknown model '" + text + "'; " + core::task_name(*task) +
+                              " models are named like yolo26n" + task_suffix(*task));
     }
-    const std::string suffix = *task == core::Task::kPose ? "-pose" : "-obb";
+    const std::string suffix = task_suffix(*task);
     std::string lower_suffix = stem.substr(dash);
     std::transform(lower_suffix.begin(), lower_suffix.end(), lower_suffix.begin(),
                    [](unsigned char c) { return std::tolower(c); });

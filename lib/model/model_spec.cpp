@@ -107,8 +107,8 @@ ModelSpec make_model_spec(ModelFamily family, const ScaleParams& scale, int64_t 
   }
   if (nc < 1)
     throw core::ConfigError("number of classes must be at least 1, got " + std::to_string(nc));
-  if (kpt_shape.count > 0 && variant.oriented) {
-    throw core::ConfigError("a model has keypoints or oriented boxes, not both");
+  if ((kpt_shape.count > 0) + variant.oriented + variant.masks > 1) {
+    throw core::ConfigError("a model has one task head: keypoints, oriented boxes or masks");
   }
   if (kpt_shape.count < 0 || (kpt_shape.count > 0 && kpt_shape.dims != 2 && kpt_shape.dims != 3)) {
     throw core::ConfigError("kpt_shape must be [K, 2] or [K, 3] with K >= 1, got [" +
@@ -123,6 +123,7 @@ ModelSpec make_model_spec(ModelFamily family, const ScaleParams& scale, int64_t 
   spec.end2end = family == ModelFamily::kYolo26;
   spec.kpt_shape = kpt_shape;
   spec.oriented = variant.oriented;
+  spec.nm = variant.masks ? kMaskCoefficients : 0;
   std::vector<int64_t> ch;  // output channels per layer
   const int64_t input_channels = 3;
   for (const RawLayer& raw : raw_layers(family)) {
@@ -177,6 +178,10 @@ ModelSpec make_model_spec(ModelFamily family, const ScaleParams& scale, int64_t 
         l.end2end = spec.end2end;
         l.kpt_shape = kpt_shape;
         l.oriented = variant.oriented;
+        if (variant.masks) {
+          l.nm = kMaskCoefficients;
+          l.npr = scaled(kProtoChannels);  // parse_model scales Segment's npr like a width
+        }
         break;
     }
     ch.push_back(l.c2);
@@ -202,6 +207,7 @@ std::string LayerSpec::module_name() const {
     case LayerKind::kDetect:
       if (is_pose()) return end2end ? "Pose26" : "Pose";
       if (is_obb()) return end2end ? "OBB26" : "OBB";
+      if (is_segment()) return end2end ? "Segment26" : "Segment";
       return "Detect";
   }
   return "?";
@@ -234,12 +240,15 @@ std::string LayerSpec::arguments() const {
       out << "[1]";
       break;
     case LayerKind::kDetect:
-      // The reference's args: [nc, (kpt_shape | ne,) reg_max, end2end, ch].
+      // The reference's args: [nc, (kpt_shape | ne | nm, npr,) reg_max, end2end, ch].
       out << "[" << nc << ", ";
       if (is_pose()) out << "[" << kpt_shape.count << ", " << kpt_shape.dims << "], ";
       if (is_obb()) out << "1, ";
-      // The reference prints YOLO11-OBB's unset end2end as None (yolo11-obb.yaml has no key).
-      out << reg_max << ", " << (is_obb() && !end2end ? "None" : bool_text(end2end)) << ", [";
+      if (is_segment()) out << nm << ", " << npr << ", ";
+      // The reference prints an unset end2end as None (yolo11-obb.yaml and yolo11-seg.yaml have
+      // no key).
+      out << reg_max << ", "
+          << ((is_obb() || is_segment()) && !end2end ? "None" : bool_text(end2end)) << ", [";
       for (size_t i = 0; i < ch.size(); ++i) out << (i ? ", " : "") << ch[i];
       out << "]]";
       break;

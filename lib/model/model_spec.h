@@ -36,9 +36,12 @@ struct LayerSpec {
   KeypointShape kpt_shape =
       kNoKeypoints;       // count > 0: a pose head (Pose26 when end2end, else Pose)
   bool oriented = false;  // an OBB head (OBB26 when end2end, else OBB) with one angle channel
+  int64_t nm = 0;         // > 0: a segmentation head (Segment26 when end2end, else Segment)
+  int64_t npr = 0;        // its prototype channels (256 scaled by width)
 
   bool is_pose() const { return kind == LayerKind::kDetect && kpt_shape.count > 0; }
   bool is_obb() const { return kind == LayerKind::kDetect && oriented; }
+  bool is_segment() const { return kind == LayerKind::kDetect && nm > 0; }
 
   std::string module_name() const;  // the reference's class name: Conv, C3k2, SPPF, ...
   std::string arguments() const;    // as the reference prints them: [3, 16, 3, 2]
@@ -60,7 +63,8 @@ struct ModelSpec {
   bool end2end = true;
   KeypointShape kpt_shape = kNoKeypoints;  // count > 0: a pose model
   bool oriented = false;                   // an OBB model
-  std::vector<LayerSpec> layers;           // the last one is Detect (or its pose/OBB variant)
+  int64_t nm = 0;                          // > 0: a segmentation model with nm mask coefficients
+  std::vector<LayerSpec> layers;  // the last one is Detect (or its pose/OBB/segment variant)
 };
 
 // The scale table (same for both families): n, s, m, l, x.
@@ -69,12 +73,19 @@ ScaleParams scale_params(char scale);
 // Width 0.0625, depth 0.33, max channels 1024, no c3k override: the tiny test model.
 ScaleParams tiny_scale_params();
 
-// What replaces the Detect head: nothing, a pose head for a keypoint shape, or an OBB head
-// (yolo26-pose.yaml, yolo11-obb.yaml, ...: the same backbone and neck as detection).
+// What replaces the Detect head: nothing, a pose head for a keypoint shape, an OBB head, or a
+// segmentation head (yolo26-pose.yaml, yolo11-obb.yaml, yolo26-seg.yaml, ...: the same backbone
+// and neck as detection).
 struct HeadVariant {
   KeypointShape kpt_shape = kNoKeypoints;  // count > 0: pose
   bool oriented = false;                   // OBB
+  bool masks = false;                      // segmentation: 32 coefficients, 256 scaled prototypes
 };
+
+// The reference's segmentation yaml arguments [nc, 32, 256]: mask coefficients and the
+// prototype channels before width scaling.
+inline constexpr int64_t kMaskCoefficients = 32;
+inline constexpr int64_t kProtoChannels = 256;
 
 // The scaled layer list for a built-in family (kYolo26 or kYolo11) with the head `variant`.
 ModelSpec make_model_spec(ModelFamily family, const ScaleParams& scale, int64_t nc,

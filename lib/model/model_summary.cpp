@@ -102,6 +102,17 @@ std::optional<ReferenceFigures> reference_figures(const ModelName& name) {
       {"yolo11m-obb", {20963523, 72.3391488, 246, 434}},
       {"yolo11l-obb", {26220995, 91.547136, 372, 656}},
       {"yolo11x-obb", {58875331, 204.624, 372, 656}},
+      // Segmentation models: SegmentationModel("<name>.yaml", nc=80), the same way.
+      {"yolo26n-seg", {3126280, 10.6303744, 309, 534}},
+      {"yolo26s-seg", {11505800, 37.6619008, 309, 534}},
+      {"yolo26m-seg", {27112072, 132.7808512, 329, 570}},
+      {"yolo26l-seg", {31515528, 151.3039872, 441, 767}},
+      {"yolo26x-seg", {70693800, 338.2033408, 441, 767}},
+      {"yolo11n-seg", {2876848, 9.9593344, 203, 355}},
+      {"yolo11s-seg", {10113248, 33.3635072, 203, 355}},
+      {"yolo11m-seg", {22420896, 113.9681792, 253, 445}},
+      {"yolo11l-seg", {27678368, 133.1761664, 379, 667}},
+      {"yolo11x-seg", {62142656, 297.8924032, 379, 667}},
   };
   if (name.family == ModelFamily::kCustomYaml) return std::nullopt;
   for (const auto& [n, f] : table) {

@@ -55,7 +55,7 @@ TEST_CASE("obb parameter counts and GFLOPs equal the reference's for all ten (nc
 TEST_CASE("obb names and head rows: OBB26 / OBB with the reference's arguments") {
   CHECK_THROWS_WITH_AS(parse_model_name("yolo26n-obbx"), doctest::Contains("unknown model"),
                        core::ConfigError);
-  CHECK_THROWS_WITH_AS(parse_model_name("yolo26n-seg"), doctest::Contains("not implemented yet"),
+  CHECK_THROWS_WITH_AS(parse_model_name("yolo26n-segx"), doctest::Contains("unknown model"),
                        core::ConfigError);
   CHECK(parse_model_name("YOLO11s-OBB.yaml").display() == "yolo11s-obb");
   auto m26 = build_detection_model(parse_model_name("yolo26n-obb"), 15);

@@ -260,6 +260,50 @@ def cmd_pose_head(out_file, model_name, nc, weights, inputs):
     torch.save(out, out_file)
 
 
+def cmd_seg_head(out_file, model_name, nc, weights, inputs):
+    """A SegmentationModel with a trainer weights file loaded strictly. Eval mode: writes
+    {"one2many": (B, 4*reg_max + nc, A), "one2many_coef": (B, 32, A), "one2one_coef" (YOLO26),
+    "protos": (B, 32, H/4, W/4), "decoded": the one-to-many decode (B, 4 + nc + 32, A), "topk":
+    the end-to-end output (YOLO26)}; then training mode with BatchNorm kept in eval mode:
+    "train_protos" and "semantic" (YOLO26). The state-dict keys and shapes, in order, go to
+    OUT_FILE.json."""
+    from ultralytics.nn.tasks import SegmentationModel
+
+    model = SegmentationModel(model_yaml(model_name), nc=int(nc), verbose=False)
+    state = model.state_dict()
+    write_json(out_file + ".json", {"keys": list(state.keys()), "shapes": [list(v.shape) for v in state.values()]})
+    loaded = torch.load(weights, map_location="cpu", weights_only=True)
+    model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in loaded.items()})
+    model.eval()
+    images = torch.load(inputs, weights_only=True)["images"]
+    head = model.model[-1]
+    head.end2end = False  # the one-to-many decode, as validation does by default
+    out = {}
+    with torch.no_grad():
+        (decoded, protos), raw = model(images)
+        out["decoded"] = decoded
+        out["protos"] = protos
+        for branch in ("one2many", "one2one"):
+            part = raw.get(branch, raw if branch == "one2many" else None)
+            if part is not None and "boxes" in part:
+                out[branch] = torch.cat([part["boxes"], part["scores"]], 1)
+                out[branch + "_coef"] = part["mask_coefficient"]
+        if "one2one" in raw:
+            head.end2end = True
+            out["topk"] = model(images)[0][0]
+        model.train()
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.eval()
+        preds = model(images)
+        proto = (preds["one2many"] if "one2many" in preds else preds)["proto"]
+        if isinstance(proto, tuple):
+            out["train_protos"], out["semantic"] = proto
+        else:
+            out["train_protos"] = proto
+    torch.save(out, out_file)
+
+
 def cmd_loss(out_file, model_name, nc, weights, inputs):
     """The loss and its items on one batch in training mode (BatchNorm batch statistics):
     writes {"total": 0-d, "items": (3,)} plus the item names to OUT_FILE.json."""
@@ -416,7 +460,8 @@ def main():
     command, *args = sys.argv[1:]
     {"placement": cmd_placement, "val": cmd_val, "predict": cmd_predict, "schedule": cmd_schedule, "head": cmd_head,
      "loss": cmd_loss, "optim": cmd_optim, "metric": cmd_metric, "checkpoint": cmd_checkpoint,
-     "realnvp": cmd_realnvp, "pose_loss": cmd_pose_loss, "pose_head": cmd_pose_head}[command](*args)
+     "realnvp": cmd_realnvp, "pose_loss": cmd_pose_loss, "pose_head": cmd_pose_head,
+     "seg_head": cmd_seg_head}[command](*args)
 
 
 if __name__ == "__main__":
