@@ -58,6 +58,10 @@ struct DataConfig {
   std::string classes;      // "" all, "N" or "[i, j]": train and validate on those classes only
   double fraction = 1.0;    // training images used: a ratio in (0, 1], or a count above 1
   bool rect = false;        // rectangular training batches (sorted by aspect, no shuffle/mosaic)
+  // Segmentation ground truth: one index image per image, smaller objects drawn over larger ones
+  // (true), or one 0/1 mask per object; rasterised at imgsz / mask_ratio.
+  bool overlap_mask = true;
+  int64_t mask_ratio = 4;
 };
 
 struct ScheduleConfig {

@@ -187,6 +187,13 @@ std::vector<FieldSpec> build_fields() {
   f.push_back(bool_field(
       "rect", "data", [](auto& c) -> auto& { return c.data.rect; },
       "rectangular training batches (sorted by aspect ratio; no shuffle, no mosaic)"));
+  f.push_back(bool_field(
+      "overlap_mask", "data", [](auto& c) -> auto& { return c.data.overlap_mask; },
+      "segmentation: one index mask per image (smaller objects over larger) instead of one per "
+      "object"));
+  f.push_back(int_field(
+      "mask_ratio", "data", [](auto& c) -> auto& { return c.data.mask_ratio; }, closed(1, 64),
+      "segmentation: ground-truth masks at imgsz / mask_ratio"));
   // optimizer
   {
     std::vector<std::pair<std::string, optim::OptimizerKind>> kinds;
@@ -452,8 +459,6 @@ constexpr std::string_view kReferenceOnlyKeys[] = {
     "verbose",
     "profile",
     "compile",
-    "overlap_mask",
-    "mask_ratio",
     "split",
     "half",
     "dnn",

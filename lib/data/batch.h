@@ -32,6 +32,12 @@ struct Batch {
   // (n, 5) float32, OBB only (else (0, 5)), the labels' rows in order: the rotated box of each
   // polygon [cx / W, cy / H, w / W, h / H, angle], w the long side, angle in [-pi/4, 3pi/4).
   torch::Tensor rboxes;
+  // Segmentation only (undefined for the other tasks), at (H / r, W / r) with r = mask_ratio:
+  // overlap_mask: (B, H / r, W / r) int32, pixel value j + 1 = the image's j-th label row (each
+  // image's rows are ordered by decreasing mask area), 0 = background; otherwise (n, H / r, W / r)
+  // uint8 0/1, one mask per label row (data/instance_masks.h).
+  torch::Tensor masks;
+  bool overlap_masks = true;
   std::vector<std::string> files;        // source image per batch row
   std::vector<int64_t> dataset_indices;  // dataset index per batch row
   // Per batch row. Validation (augment=false): original = (resized - pad) / ratio, with ratio the

@@ -5,11 +5,58 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <unordered_map>
 
 #include "core/error.h"
+#include "data/outline_merge.h"
 
 namespace trainer::data {
+namespace {
+
+// A normalised coordinate as the reference's converter writes it to a label file ("%g": six
+// significant digits) and reads it back (float32), negatives clipped to 0 as the txt reader does.
+float label_coordinate(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return std::max(std::strtof(text, nullptr), 0.0f);
+}
+
+// The training outline of an annotation (normalised x1 y1 x2 y2 ...), as the reference's
+// convert_coco(use_segments=True) makes it: its polygons of 3 or more points, joined into one when
+// there are several; none usable (no polygons, an RLE mask): the json box's corners (`used_box`).
+std::vector<float> annotation_outline(const CocoAnnotation& a, double w, double h, bool* used_box) {
+  std::vector<std::vector<double>> usable;
+  for (const auto& p : a.segmentation.polygons) {
+    if (p.size() >= 6 && p.size() % 2 == 0) usable.push_back(p);
+  }
+  std::vector<double> pixels;
+  *used_box = usable.empty();
+  if (usable.empty()) {
+    const double x1 = a.bbox[0], y1 = a.bbox[1], x2 = x1 + a.bbox[2], y2 = y1 + a.bbox[3];
+    pixels = {x1, y1, x2, y1, x2, y2, x1, y2};
+  } else {
+    pixels = merge_outlines(usable);
+  }
+  std::vector<float> out(pixels.size());
+  for (size_t k = 0; k < pixels.size(); ++k) {
+    out[k] = label_coordinate(pixels[k] / (k % 2 == 0 ? w : h));
+  }
+  return out;
+}
+
+// The box of an outline: its extent (the txt reader's rule for polygon rows).
+NormBox outline_box(const std::vector<float>& xy) {
+  float x1 = 1, y1 = 1, x2 = 0, y2 = 0;
+  for (size_t k = 0; k + 1 < xy.size(); k += 2) {
+    x1 = std::min(x1, xy[k]), x2 = std::max(x2, xy[k]);
+    y1 = std::min(y1, xy[k + 1]), y2 = std::max(y2, xy[k + 1]);
+  }
+  return {(x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1};
+}
+
+}  // namespace
 
 int CocoClassMap::to_class(int64_t category_id) const {
   if (coco91) return coco91_to_coco80(category_id);
@@ -39,7 +86,9 @@ CocoClassMap coco_class_map(const CocoFile& coco, int nc) {
 }
 
 std::vector<ImageLabels> coco_to_labels(const CocoFile& coco, const std::filesystem::path& dir,
-                                        int nc, DatasetStats& stats, int keypoints_per_box) {
+                                        int nc, DatasetStats& stats, int keypoints_per_box,
+                                        bool outlines) {
+  int64_t box_outlines = 0;
   const size_t k_values = static_cast<size_t>(std::max(keypoints_per_box, 0)) * 3;
   const CocoClassMap map = coco_class_map(coco, nc);
   std::unordered_map<int64_t, size_t> slot;
@@ -89,18 +138,25 @@ std::vector<ImageLabels> coco_to_labels(const CocoFile& coco, const std::filesys
     const double x1 = std::clamp(a.bbox[0], 0.0, w), y1 = std::clamp(a.bbox[1], 0.0, h);
     const double x2 = std::clamp(a.bbox[0] + a.bbox[2], 0.0, w);
     const double y2 = std::clamp(a.bbox[1] + a.bbox[3], 0.0, h);
-    const NormBox box = {static_cast<float>((x1 + x2) / 2 / w),
-                         static_cast<float>((y1 + y2) / 2 / h), static_cast<float>((x2 - x1) / w),
-                         static_cast<float>((y2 - y1) / h)};
+    NormBox box = {static_cast<float>((x1 + x2) / 2 / w), static_cast<float>((y1 + y2) / 2 / h),
+                   static_cast<float>((x2 - x1) / w), static_cast<float>((y2 - y1) / h)};
     if (a.iscrowd) {
       item.crowd_classes.push_back(cls);
       item.crowd_boxes.push_back(box);
       ++stats.crowd;
       continue;
     }
+    std::vector<float> outline;
+    if (outlines) {
+      bool used_box = false;
+      outline = annotation_outline(a, w, h, &used_box);
+      box_outlines += used_box;
+      box = outline_box(outline);
+    }
     bool duplicate = false;
     for (size_t k = 0; k < item.boxes.size() && !duplicate; ++k) {
-      duplicate = item.classes[k] == cls && item.boxes[k] == box;
+      duplicate =
+          item.classes[k] == cls && (outlines ? item.segments[k] == outline : item.boxes[k] == box);
     }
     if (duplicate) {
       ++stats.duplicates;
@@ -108,6 +164,7 @@ std::vector<ImageLabels> coco_to_labels(const CocoFile& coco, const std::filesys
     }
     item.classes.push_back(cls);
     item.boxes.push_back(box);
+    if (outlines) item.segments.push_back(std::move(outline));
     if (k_values > 0) {
       // As the reference's COCO converter: x / width, y / height, visibility kept; unlabelled
       // points (v = 0) stay at (0, 0, 0).
@@ -118,6 +175,12 @@ std::vector<ImageLabels> coco_to_labels(const CocoFile& coco, const std::filesys
         item.keypoints.push_back(labelled ? static_cast<float>(a.keypoints[v + 2]) : 0.0f);
       }
     }
+  }
+  if (box_outlines > 0) {
+    stats.problems.push_back(fmt::format(
+        "{}: {} annotations have no polygon of 3 or more points (no segmentation, an empty one, or "
+        "an RLE mask) and train with their box as the outline",
+        source, box_outlines));
   }
   std::sort(out.begin(), out.end(),
             [](const ImageLabels& a, const ImageLabels& b) { return a.image < b.image; });

@@ -31,8 +31,13 @@ CocoClassMap coco_class_map(const CocoFile& coco, int nc);
 // With `keypoints_per_box` K > 0 (a person_keypoints file read for pose), each box carries the
 // annotation's K points normalised like the box with their visibility; an annotation without
 // keypoints gets K invisible points, one with another count is skipped with a message.
+// With `outlines` (segmentation), each box carries its outline in `segments` and the box becomes
+// the outline's extent: the annotation's polygons of 3 or more points, joined into one when there
+// are several (outline_merge.h); without one (no segmentation, an RLE mask), the box's corners
+// (counted in one message). Coordinates go through the reference's label-file text ("%g").
 std::vector<ImageLabels> coco_to_labels(const CocoFile& coco,
                                         const std::filesystem::path& images_dir, int nc,
-                                        DatasetStats& stats, int keypoints_per_box = 0);
+                                        DatasetStats& stats, int keypoints_per_box = 0,
+                                        bool outlines = false);
 
 }  // namespace trainer::data

@@ -108,11 +108,12 @@ CachedSplit index_yolo(const std::vector<fs::path>& images, int nc, KeypointShap
 }
 
 CachedSplit index_coco(const fs::path& json, const fs::path& images_dir, int nc,
-                       int keypoints_per_box) {
+                       int keypoints_per_box, bool outlines) {
   CachedSplit out;
   DatasetStats& stats = out.stats;
   const CocoFile coco = read_coco_json(json);
-  std::vector<ImageLabels> items = coco_to_labels(coco, images_dir, nc, stats, keypoints_per_box);
+  std::vector<ImageLabels> items =
+      coco_to_labels(coco, images_dir, nc, stats, keypoints_per_box, outlines);
   std::vector<fs::path> files;
   files.reserve(items.size());
   for (const ImageLabels& item : items) files.push_back(item.image);
@@ -159,10 +160,10 @@ DatasetIndex load_split(const DatasetSpec& spec, Split split, const LoadOptions&
   index.flip_idx = spec.flip_idx;
   index.polygons = options.polygons;
   const bool polygons = options.polygons != PolygonKind::kNone;
-  if (json && polygons) {
+  if (json && options.polygons == PolygonKind::kOrientedBoxes) {
     throw core::InputError(
-        fmt::format("{}: polygons from COCO json are not read yet; give this task YOLO txt labels "
-                    "(class x1 y1 x2 y2 ...)",
+        fmt::format("{}: oriented boxes from COCO json are not read; give the OBB task YOLO txt "
+                    "labels (class x1 y1 x2 y2 x3 y3 x4 y4)",
                     json->string()));
   }
 
@@ -172,7 +173,8 @@ DatasetIndex load_split(const DatasetSpec& spec, Split split, const LoadOptions&
   hasher.add(static_cast<int64_t>(spec.nc()));
   hasher.add(static_cast<int64_t>(kpt.count));
   hasher.add(static_cast<int64_t>(kpt.dims));
-  hasher.add(static_cast<int64_t>(polygons));
+  hasher.add(
+      static_cast<int64_t>(options.polygons));  // kNone 0, OBB 1 (as the old flag), outlines 2
   fs::path preferred;
   std::vector<fs::path> images;
   if (json) {
@@ -211,7 +213,8 @@ DatasetIndex load_split(const DatasetSpec& spec, Split split, const LoadOptions&
     index.from_cache = split_data.has_value();
   }
   if (!split_data) {
-    split_data = json ? index_coco(*json, paths[0], spec.nc(), kpt.count)
+    split_data = json ? index_coco(*json, paths[0], spec.nc(), kpt.count,
+                                   options.polygons == PolygonKind::kOutlines)
                       : index_yolo(images, spec.nc(), kpt, polygons);
     if (options.use_cache) {
       try {

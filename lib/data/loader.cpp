@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <numeric>
 #include <stdexcept>
 
@@ -19,6 +20,7 @@
 #include "data/buffer_pool.h"
 #include "data/image_io.h"
 #include "data/image_store.h"
+#include "data/instance_masks.h"
 #include "data/recent_images.h"
 #include "data/rect_shapes.h"
 #include "data/stage_profile.h"
@@ -197,6 +199,23 @@ double Loader::take_wait_seconds() {
 
 namespace {
 
+// Segmentation masks of a batch as one tensor: (count, height, width), int32 index images or
+// uint8 0/1 masks as rasterise_outlines made them; (0, height, width) uint8 when there are none.
+torch::Tensor stack_masks(const std::vector<cv::Mat>& masks, int height, int width) {
+  if (masks.empty()) return torch::zeros({0, height, width}, torch::kUInt8);
+  const bool index = masks.front().type() == CV_32S;
+  auto out = torch::empty({static_cast<int64_t>(masks.size()), height, width},
+                          index ? torch::kInt32 : torch::kUInt8);
+  const size_t bytes = static_cast<size_t>(height) * width * (index ? 4 : 1);
+  for (size_t i = 0; i < masks.size(); ++i) {
+    if (masks[i].rows != height || masks[i].cols != width || !masks[i].isContinuous()) {
+      throw std::logic_error("Loader: a mask of the wrong size");
+    }
+    std::memcpy(static_cast<uint8_t*>(out.data_ptr()) + i * bytes, masks[i].data, bytes);
+  }
+  return out;
+}
+
 // The dataset image at training size with its boxes in pixels. Throws core::InputError naming
 // the file when it cannot be decoded (or could not be when the RAM cache was built).
 Sample fetch_sample(const DatasetIndex& dataset, const ImageStore& images, RecentImages* recent,
@@ -223,8 +242,13 @@ Sample fetch_sample(const DatasetIndex& dataset, const ImageStore& images, Recen
   }
   s.oriented = dataset.polygons == PolygonKind::kOrientedBoxes;
   s.segments.reserve(item.segments.size());
-  for (const auto& flat : item.segments) {
+  // Outlines are resampled in normalised coordinates, as the reference does when it loads them.
+  const bool outlines = dataset.polygons == PolygonKind::kOutlines;
+  const size_t points = outlines ? augment::outline_resample_count(item.segments) : 0;
+  for (const auto& label : item.segments) {
+    const std::vector<float> flat = outlines ? augment::resample_outline(label, points) : label;
     auto& polygon = s.segments.emplace_back();
+    polygon.reserve(flat.size() / 2);
     for (size_t k = 0; k + 1 < flat.size(); k += 2)
       polygon.emplace_back(flat[k] * w, flat[k + 1] * h);
   }
@@ -290,6 +314,9 @@ Batch Loader::build_batch(int64_t b) const {
   std::vector<float> points;   // pose: (x, y, v) per keypoint, normalised, in the rows' order
   std::vector<float> rotated;  // OBB: [cx, cy, w, h, angle] per row, normalised
   const bool oriented = dataset_.polygons == PolygonKind::kOrientedBoxes;
+  const bool outlines = dataset_.polygons == PolygonKind::kOutlines;
+  const int ratio = options_.mask_ratio;
+  std::vector<cv::Mat> masks;  // segmentation: per image (overlap) or per row
   const augment::FetchSample fetch = [&](int64_t i) { return fetch_or_replace(i, nullptr); };
   const int64_t window = partner_window();
   augment::TrainRecipe recipe{imgsz, options_.augment_settings, mosaic_ && !options_.rect,
@@ -331,6 +358,19 @@ Batch Loader::build_batch(int64_t b) const {
     } else {
       cv::cvtColor(sample.image, slot, cv::COLOR_BGR2RGB);
     }
+    if (outlines) {
+      if (sample.segments.size() != sample.boxes.size()) {
+        throw std::logic_error("Loader: outlines and boxes out of step");
+      }
+      InstanceMasks m =
+          rasterise_outlines(sample.segments, out_h, out_w, ratio, options_.overlap_mask);
+      if (options_.overlap_mask) {
+        reorder_instances(sample, m.order);  // row j <-> pixel value j + 1
+        masks.push_back(m.index);
+      } else {
+        for (auto& mask : m.masks) masks.push_back(std::move(mask));
+      }
+    }
     for (size_t j = 0; j < sample.boxes.size(); ++j) {
       const auto& bx = sample.boxes[j];
       rows.insert(rows.end(), {static_cast<float>(k), static_cast<float>(sample.classes[j]),
@@ -371,6 +411,8 @@ Batch Loader::build_batch(int64_t b) const {
           ? torch::zeros({boxes, per_box, 3}, torch::kFloat32)
           : torch::from_blob(points.data(), {boxes, per_box, 3}, torch::kFloat32).clone();
   const int64_t rows_rotated = static_cast<int64_t>(rotated.size() / 5);
+  if (outlines) batch.masks = stack_masks(masks, out_h / ratio, out_w / ratio);
+  batch.overlap_masks = options_.overlap_mask;
   batch.rboxes = rows_rotated == 0
                      ? torch::zeros({0, 5}, torch::kFloat32)
                      : torch::from_blob(rotated.data(), {rows_rotated, 5}, torch::kFloat32).clone();

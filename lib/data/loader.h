@@ -59,6 +59,10 @@ struct LoaderOptions {
   int prefetch = 2;       // batches queued beyond one per worker
   int rank = 0;
   int world_size = 1;
+  // Segmentation datasets (outlines): masks at imgsz / mask_ratio, overlapping or one per object
+  // (data/instance_masks.h).
+  int mask_ratio = 4;
+  bool overlap_mask = true;
 };
 
 class Loader {

@@ -25,6 +25,8 @@ LoaderOptions train_loader_options(const core::TrainConfig& config, int rank, in
   o.cache_gb = config.data.cache_gb;
   o.cache_dir = config.data.cache_dir;
   o.augment_settings = config.augment;
+  o.mask_ratio = static_cast<int>(config.data.mask_ratio);
+  o.overlap_mask = config.data.overlap_mask;
   o.rank = rank;
   o.world_size = world_size;
   // Pinned buffers need a CUDA context; a device=cpu run on a GPU machine must not create one.

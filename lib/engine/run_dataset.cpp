@@ -25,9 +25,9 @@ data::DatasetIndex load_run_split(const core::TrainConfig& config, const data::D
   selection.classes = data::parse_class_list(config.data.classes, spec.nc());
   selection.single_cls = config.data.single_cls;
   data::LoadOptions options;
-  if (core::resolve_task(config.run.task, config.model.model) == core::Task::kObb) {
-    options.polygons = data::PolygonKind::kOrientedBoxes;
-  }
+  const core::Task task = core::resolve_task(config.run.task, config.model.model);
+  if (task == core::Task::kObb) options.polygons = data::PolygonKind::kOrientedBoxes;
+  if (task == core::Task::kSegment) options.polygons = data::PolygonKind::kOutlines;
   data::DatasetIndex index = data::load_split(spec, split, options);
   if (split == data::Split::kTrain) data::take_fraction(index, config.data.fraction);
   if (selects_labels(config)) {

@@ -104,6 +104,60 @@ void clip_polygons(Sample& sample, float width, float height) {
   }
 }
 
+std::vector<float> resample_outline(const std::vector<float>& xy, size_t count) {
+  const size_t points = xy.size() / 2;
+  if (points == count || points == 0 || count == 0) return xy;
+  // The closed outline: m + 1 vertices at index positions 0..m (the last is the first again).
+  const size_t m = points;
+  auto vertex = [&](size_t j, size_t axis) {
+    return static_cast<double>(xy[(j == m ? 0 : j) * 2 + axis]);
+  };
+  // np.linspace(0, m, k): i * (m / (k - 1)), the last exactly m.
+  auto even_positions = [&](size_t k) {
+    std::vector<double> x(k);
+    const double step = k > 1 ? static_cast<double>(m) / static_cast<double>(k - 1) : 0.0;
+    for (size_t i = 0; i < k; ++i) x[i] = static_cast<double>(i) * step;
+    if (k > 1) x[k - 1] = static_cast<double>(m);
+    return x;
+  };
+  std::vector<double> at;
+  if (m + 1 < count) {
+    // The even positions with the vertex indices merged in (np.insert at searchsorted: a vertex
+    // goes before an equal position; equal values interpolate to the same point either way).
+    const std::vector<double> x = even_positions(count - (m + 1));
+    at.reserve(count);
+    size_t i = 0;
+    for (size_t j = 0; j <= m; ++j) {
+      while (i < x.size() && x[i] < static_cast<double>(j)) at.push_back(x[i++]);
+      at.push_back(static_cast<double>(j));
+    }
+    while (i < x.size()) at.push_back(x[i++]);
+  } else {
+    at = even_positions(count);
+  }
+  std::vector<float> out;
+  out.reserve(at.size() * 2);
+  for (const double x : at) {
+    // np.interp on xp = 0..m: slope * (x - xp[j]) + fp[j], fp[m] at the end.
+    const size_t j = std::min(static_cast<size_t>(x), m);
+    for (size_t axis = 0; axis < 2; ++axis) {
+      const double value =
+          j == m ? vertex(m, axis)
+                 : (vertex(j + 1, axis) - vertex(j, axis)) * (x - static_cast<double>(j)) +
+                       vertex(j, axis);
+      out.push_back(static_cast<float>(value));
+    }
+  }
+  return out;
+}
+
+size_t outline_resample_count(const std::vector<std::vector<float>>& outlines) {
+  constexpr size_t kOutlinePoints = 1000;
+  size_t longest = 0;
+  for (const auto& xy : outlines) longest = std::max(longest, xy.size() / 2);
+  return longest > kOutlinePoints ? longest + 1 : kOutlinePoints;
+}
+
 geometry::RotatedBox polygon_rotated_box(const Polygon& polygon) {
   std::vector<geometry::Point> points;
   points.reserve(polygon.size());

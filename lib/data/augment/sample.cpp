@@ -24,6 +24,32 @@ void keep_boxes(Sample& sample, const std::vector<bool>& keep) {
   if (polygons) sample.segments.resize(out);
 }
 
+void reorder_instances(Sample& sample, const std::vector<int>& order) {
+  const size_t n = sample.size();
+  std::vector<bool> seen(n, false);
+  for (const int i : order) {
+    if (i < 0 || static_cast<size_t>(i) >= n || seen[static_cast<size_t>(i)]) {
+      throw std::invalid_argument("reorder_instances: not a permutation of the instances");
+    }
+    seen[static_cast<size_t>(i)] = true;
+  }
+  if (order.size() != n) {
+    throw std::invalid_argument("reorder_instances: not a permutation of the instances");
+  }
+  const Sample before =
+      Sample{cv::Mat(),        sample.classes,  sample.boxes,   sample.keypoints_per_box,
+             sample.keypoints, sample.segments, sample.oriented};
+  const size_t kv = sample.keypoint_values();
+  const bool polygons = !sample.segments.empty();
+  for (size_t j = 0; j < n; ++j) {
+    const size_t i = static_cast<size_t>(order[j]);
+    sample.classes[j] = before.classes[i];
+    sample.boxes[j] = before.boxes[i];
+    std::copy_n(before.keypoints_of(i), kv, sample.keypoints_of(j));
+    if (polygons) sample.segments[j] = before.segments[i];
+  }
+}
+
 void clip_boxes(Sample& sample, float width, float height) {
   for (auto& b : sample.boxes) {
     b[0] = std::clamp(b[0], 0.0f, width);

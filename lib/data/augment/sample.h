@@ -43,6 +43,11 @@ struct Sample {
 // Keeps only the boxes whose `keep[i]` is true (classes, keypoints and polygons follow).
 void keep_boxes(Sample& sample, const std::vector<bool>& keep);
 
+// Re-orders the instances: instance i of the result is instance order[i] of `sample` (classes,
+// keypoints and polygons follow). `order` must be a permutation of 0..size()-1
+// (std::invalid_argument otherwise).
+void reorder_instances(Sample& sample, const std::vector<int>& order);
+
 // Clips every box to [0, width] x [0, height].
 void clip_boxes(Sample& sample, float width, float height);
 
