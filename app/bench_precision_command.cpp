@@ -41,9 +41,11 @@ int run_bench_precision(const PrecisionCli& opts) {
   if (!batch) throw core::InputError("bench precision: the training split gave no batch");
   const auto images = data::images_to_device(batch->images, ctx.device, torch::kFloat,
                                              engine::model_memory_format(config, ctx.device));
-  const engine::PrecisionComparison c = engine::compare_precisions(
-      *ctx.model, *ctx.criterion, images,
-      loss::LossTargets{batch->labels, batch->keypoints, batch->rboxes}, ctx.device);
+  const engine::PrecisionComparison c =
+      engine::compare_precisions(*ctx.model, *ctx.criterion, images,
+                                 loss::LossTargets{batch->labels, batch->keypoints, batch->rboxes,
+                                                   batch->masks, batch->overlap_masks},
+                                 ctx.device);
 
   bench::Json j;
   j["benchmark"] = "precision";

@@ -56,8 +56,10 @@ void TrainStep::run(const data::Batch& batch, int64_t ni, StageClock* clock) {
   {
     core::AutocastGuard autocast(ctx_.device.type(), at::kBFloat16, ctx_.bf16());
     auto outputs = ctx_.model->forward_train(images);
-    result = (*ctx_.criterion)(outputs, loss::LossTargets{labels, batch.keypoints, batch.rboxes},
-                               images.size(0));
+    result = (*ctx_.criterion)(
+        outputs,
+        loss::LossTargets{labels, batch.keypoints, batch.rboxes, batch.masks, batch.overlap_masks},
+        images.size(0));
   }
   if (poison_next_) {
     result.total = result.total * std::numeric_limits<double>::quiet_NaN();

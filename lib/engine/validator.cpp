@@ -336,7 +336,9 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
     t0 = Clock::now();
     if (criterion) {  // summed on the device: read once after the last batch
       const at::Tensor items =
-          (*criterion)(raw, loss::LossTargets{batch->labels, batch->keypoints, batch->rboxes},
+          (*criterion)(raw,
+                       loss::LossTargets{batch->labels, batch->keypoints, batch->rboxes,
+                                         batch->masks, batch->overlap_masks},
                        images.size(0))
               .items.detach()
               .to(torch::kFloat);

@@ -43,7 +43,7 @@ class DetectionLoss {
   // lib/data/batch.h). Works on fp32 or bf16 outputs (computed in fp32, autocast off inside).
   LossResult operator()(const model::DetectOutput& outputs, const torch::Tensor& labels,
                         int64_t batch_size) {
-    return (*this)(outputs, LossTargets{labels, {}, {}}, batch_size);
+    return (*this)(outputs, LossTargets{labels, {}, {}, {}, true}, batch_size);
   }
 
   // ProgLoss update at the end of each epoch (no-op unless end2end).

@@ -1,8 +1,8 @@
 // What a batch gives the loss besides the head's outputs: the box labels and, for keypoint tasks,
-// the keypoints of the same rows.
+// the keypoints, rotated boxes or masks of the same rows.
 //
-// Why a struct: the loss of each task reads different batch fields (pose adds keypoints; masks
-// and rotated boxes will follow), and the train step and the validator hand over one value.
+// Why a struct: the loss of each task reads different batch fields (pose keypoints, OBB rotated
+// boxes, segmentation masks), and the train step and the validator hand over one value.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -14,6 +14,10 @@ struct LossTargets {
   at::Tensor keypoints;  // (n, K, 3) float [x / W, y / H, visibility 0/1/2]; undefined or K = 0
                          // for tasks without keypoints
   at::Tensor rboxes;     // (n, 5) float [cx / W, cy / H, w / W, h / H, angle]: OBB only
+  // Segmentation only (data/batch.h): overlap_masks: (B, h, w) int, pixel j + 1 = the image's
+  // j-th row of `labels`; else (n, h, w) 0/1, one per row.
+  at::Tensor masks;
+  bool overlap_masks = true;
 };
 
 }  // namespace trainer::loss

@@ -7,11 +7,6 @@
 
 namespace trainer::model {
 
-torch::Tensor mask_logits(const torch::Tensor& coefficients, const torch::Tensor& protos) {
-  const int64_t nm = protos.size(0), h = protos.size(1), w = protos.size(2);
-  return coefficients.matmul(protos.reshape({nm, h * w})).view({-1, h, w});
-}
-
 SegmentImpl::SegmentImpl(int64_t nc, int64_t nm, int64_t npr, int64_t reg_max, bool end2end,
                          const std::vector<int64_t>& ch, SegmentHeadKind kind)
     : DetectImpl(nc, reg_max, end2end, ch),

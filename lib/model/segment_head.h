@@ -21,9 +21,6 @@ enum class SegmentHeadKind {
   kSegment26,  // YOLO26: Proto26 on P3, P4, P5 with the semantic branch
 };
 
-// Instance masks from coefficients and prototypes: (n, nm) x (nm, h, w) -> (n, h, w) logits.
-torch::Tensor mask_logits(const torch::Tensor& coefficients, const torch::Tensor& protos);
-
 class SegmentImpl : public DetectImpl {
  public:
   SegmentImpl(int64_t nc, int64_t nm, int64_t npr, int64_t reg_max, bool end2end,

@@ -88,8 +88,8 @@ TEST_CASE("bf16 autocast on CPU: convolutions and BatchNorm in bf16; loss, gradi
     auto criterion = criterion_for(*net);
     const Sample s = sample();
     const auto before = net->named_buffers()["model.0.bn.running_mean"].clone();
-    const auto c = engine::compare_precisions(*net, criterion, s.images,
-                                              loss::LossTargets{s.labels, {}, {}}, torch::kCPU);
+    const auto c = engine::compare_precisions(
+        *net, criterion, s.images, loss::LossTargets{s.labels, {}, {}, {}, true}, torch::kCPU);
     // The comparison restores the model (BN statistics and gradients).
     CHECK(torch::equal(net->named_buffers()["model.0.bn.running_mean"], before));
 
@@ -142,9 +142,9 @@ TEST_CASE("the loss gives the same result inside a bf16 autocast region as on fp
   loss::LossResult inside, outside;
   {
     core::AutocastGuard autocast(torch::kCPU, at::kBFloat16, true);
-    inside = criterion(raw, loss::LossTargets{s.labels, {}, {}}, 2);
+    inside = criterion(raw, loss::LossTargets{s.labels, {}, {}, {}, true}, 2);
   }
-  outside = criterion(as_fp32, loss::LossTargets{s.labels, {}, {}}, 2);
+  outside = criterion(as_fp32, loss::LossTargets{s.labels, {}, {}, {}, true}, 2);
   CHECK((inside.total.scalar_type() == torch::kFloat));
   CHECK(torch::equal(inside.items, outside.items));
   CHECK(torch::equal(inside.total, outside.total));
@@ -191,7 +191,8 @@ TEST_CASE("after a bf16 step the optimizer and the EMA compute only in fp32") {
   optim::ModelEma ema(live);
   {
     core::AutocastGuard autocast(torch::kCPU, at::kBFloat16, true);
-    auto r = criterion(net->forward_train(s.images), loss::LossTargets{s.labels, {}, {}}, 2);
+    auto r =
+        criterion(net->forward_train(s.images), loss::LossTargets{s.labels, {}, {}, {}, true}, 2);
     r.total.backward();  // outside-of-region rule aside, backward under the guard is also fine
   }
   engine::OpDtypeCensus census;

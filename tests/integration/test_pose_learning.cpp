@@ -51,9 +51,11 @@ void check_learns(const std::string& model_name) {
   double first_total = 0, first_pose = 0, last_total = 0, last_pose = 0;
   for (int step = 0; step < 150; ++step) {
     optimizer.zero_grad();
-    const auto result = (*criterion)(
-        model->forward_train(images),
-        loss::LossTargets{batch->labels, batch->keypoints, batch->rboxes}, images.size(0));
+    const auto result =
+        (*criterion)(model->forward_train(images),
+                     loss::LossTargets{batch->labels, batch->keypoints, batch->rboxes, batch->masks,
+                                       batch->overlap_masks},
+                     images.size(0));
     result.total.backward();
     for (const auto& p : model->parameters()) {
       if (p.grad().defined()) REQUIRE(torch::isfinite(p.grad()).all().item<bool>());

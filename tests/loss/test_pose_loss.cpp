@@ -38,14 +38,14 @@ model::DetectOutput outputs(int reg_max, bool end2end, bool sigma) {
 }
 
 LossTargets targets(bool empty = false) {
-  if (empty) return {torch::zeros({0, 6}), torch::zeros({0, kK, 3}), {}};
+  if (empty) return {torch::zeros({0, 6}), torch::zeros({0, kK, 3}), {}, {}, true};
   const auto labels = torch::tensor({0.0f, 1.0f, 0.5f, 0.5f, 0.5f, 0.6f,  //
                                      1.0f, 0.0f, 0.3f, 0.4f, 0.3f, 0.3f})
                           .view({2, 6});
   auto kpts = torch::rand({2, kK, 3}) * 0.2 + 0.3;
   kpts.select(-1, 2).copy_(
       torch::tensor({2.0f, 1.0f, 0.0f, 2.0f, 2.0f, 2.0f, 2.0f, 0.0f}).view({2, kK}));
-  return {labels, kpts, {}};
+  return {labels, kpts, {}, {}, true};
 }
 
 bool has_grad(const std::vector<at::Tensor>& ts) {
@@ -111,5 +111,6 @@ TEST_CASE("PoseLoss YOLO11 (v8PoseLoss): five items, the total is items x batch 
   REQUIRE(r.items.sizes() == at::IntArrayRef({5}));
   CHECK(r.total.item<double>() == doctest::Approx(r.items.sum().item<double>() * 2).epsilon(1e-6));
   CHECK(r.items[1].item<double>() > 0);
-  CHECK_THROWS_AS(loss(out, LossTargets{targets().labels, {}, {}}, 2), std::invalid_argument);
+  CHECK_THROWS_AS(loss(out, LossTargets{targets().labels, {}, {}, {}, true}, 2),
+                  std::invalid_argument);
 }

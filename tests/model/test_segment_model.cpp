@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "model/detection_model.h"
+#include "model/mask_ops.h"
 #include "model/model_summary.h"
 #include "task_model_checks.h"
 #include "test_support.h"
@@ -201,6 +202,22 @@ TEST_CASE("mask_logits: coefficients x prototypes, by hand") {
   const auto m = mask_logits(coef, protos);
   CHECK(m.sizes() == torch::IntArrayRef{2, 1, 2});
   CHECK(torch::equal(m, torch::tensor({4.0f, 1.0f, -1.0f, 5.0f}).view({2, 1, 2})));
+}
+
+TEST_CASE("crop_mask: pixel indices x1 <= c < x2, y1 <= r < y2 (by hand)") {
+  const auto ones = torch::ones({2, 4, 5});
+  // Box 1: x 1..3 (columns 1, 2), y 0.5..2 (row 1: 0.5 > 0); box 2: fractional edges 1.5..4.2:
+  // columns 2, 3, 4 (4 < 4.2), rows 2, 3.
+  const auto boxes = torch::tensor({1.0f, 0.5f, 3.0f, 2.0f, 1.5f, 1.5f, 4.2f, 5.0f}).view({2, 4});
+  const auto c = crop_mask(ones, boxes);
+  CHECK(c[0].sum().item<float>() == 2);
+  CHECK(c[0][1][1].item<float>() == 1);
+  CHECK(c[0][1][2].item<float>() == 1);
+  CHECK(c[0][0][1].item<float>() == 0);
+  CHECK(c[1].sum().item<float>() == 6);
+  CHECK(c[1][2][4].item<float>() == 1);
+  CHECK(c[1][1][2].item<float>() == 0);
+  CHECK(ones.sum().item<float>() == 40);  // the input is left as it was
 }
 
 TEST_CASE("segment weights: save then load is equal to the bit; detection weights do not fit") {

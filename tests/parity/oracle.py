@@ -455,13 +455,76 @@ def cmd_pose_loss(out_file, yaml_name, nc, inputs):
     write_json(out_file + ".json", {"names": list(items.keys())})
 
 
+def cmd_seg_loss(out_file, yaml_name, nc, overlap, inputs):
+    """The segmentation criterion SegmentationModel.init_criterion builds (YOLO26: E2ELoss over
+    SegmentLoss26, YOLO11: v8SegmentationLoss) with the default gains and overlap_mask=OVERLAP
+    (0/1), on raw head outputs read from INPUTS: per branch b in (o2m, o2o) and level l the tensors
+    "<b>_box_<l>", "<b>_cls_<l>", "<b>_coef_<l>" (B, C, H, W), "proto" (B, 32, h, w), optionally
+    "semantic" (B, nc, h', w'), "labels" (n, 6) and "masks" (the batch's masks in the overlap or
+    per-object layout). sem_masks are made from the masks as Format makes them. Writes {"total",
+    "items", "grad.<key>" for every raw output} to OUT_FILE and the item names to OUT_FILE.json."""
+    from ultralytics.cfg import get_cfg
+    from ultralytics.nn.tasks import SegmentationModel
+
+    data = torch.load(inputs, weights_only=True)
+    raw = [k for k in data if k.startswith(("o2m_", "o2o_")) or k in ("proto", "semantic")]
+    for k in raw:
+        data[k].requires_grad_(True)
+    model = SegmentationModel(f"{yaml_name}.yaml", nc=int(nc), verbose=False).train()
+    model.args = get_cfg(overrides={"overlap_mask": bool(int(overlap))})
+    criterion = model.init_criterion()
+    proto = (data["proto"], data["semantic"]) if "semantic" in data else data["proto"]
+
+    def branch(name, detach):
+        levels = sorted(int(k.rsplit("_", 1)[1]) for k in data if k.startswith(f"{name}_box_"))
+        if not levels:
+            return None
+
+        def cat(kind):
+            return torch.cat([data[f"{name}_{kind}_{l}"].flatten(2) for l in levels], 2)
+
+        p = tuple(t.detach() for t in proto) if isinstance(proto, tuple) else proto
+        return {"boxes": cat("box"), "scores": cat("cls"), "mask_coefficient": cat("coef"),
+                "feats": [data[f"{name}_box_{l}"] for l in levels],
+                "proto": p if detach else proto}
+
+    o2m, o2o = branch("o2m", False), branch("o2o", True)
+    preds = {"one2many": o2m, "one2one": o2o} if o2o is not None else o2m
+    labels, masks = data["labels"], data["masks"]
+    cls = labels[:, 1].long()
+    bs = int(data["proto"].shape[0])
+    if int(overlap):
+        sem = torch.stack([cls[labels[:, 0] == i][(masks[i].long() - 1).clamp(min=0)]
+                           if (labels[:, 0] == i).any() else torch.zeros(masks.shape[1:], dtype=torch.long)
+                           for i in range(bs)]).float()
+    else:
+        sem = []
+        for i in range(bs):
+            m, c = masks[labels[:, 0] == i], cls[labels[:, 0] == i]
+            if not len(m):
+                sem.append(torch.zeros(masks.shape[1:]))
+                continue
+            weights = m.sum(axis=(1, 2))
+            key = torch.where(m.bool(), weights[:, None, None], weights.max() + 1)
+            sem.append((c[key.min(0).indices] * m.any(0)).float())
+        sem = torch.stack(sem)
+    batch = {"batch_idx": labels[:, 0], "cls": labels[:, 1:2], "bboxes": labels[:, 2:6],
+             "masks": masks, "sem_masks": sem}
+    total, items = criterion(preds, batch)
+    total.sum().backward()
+    grads = {f"grad.{k}": data[k].grad for k in raw}
+    torch.save({"total": total.detach().sum(), "items": torch.stack(list(items.values())).float(), **grads},
+               out_file)
+    write_json(out_file + ".json", {"names": list(items.keys())})
+
+
 def main():
     assert ultralytics.__version__ == "8.4.190", ultralytics.__version__
     command, *args = sys.argv[1:]
     {"placement": cmd_placement, "val": cmd_val, "predict": cmd_predict, "schedule": cmd_schedule, "head": cmd_head,
      "loss": cmd_loss, "optim": cmd_optim, "metric": cmd_metric, "checkpoint": cmd_checkpoint,
      "realnvp": cmd_realnvp, "pose_loss": cmd_pose_loss, "pose_head": cmd_pose_head,
-     "seg_head": cmd_seg_head}[command](*args)
+     "seg_head": cmd_seg_head, "seg_loss": cmd_seg_loss}[command](*args)
 
 
 if __name__ == "__main__":

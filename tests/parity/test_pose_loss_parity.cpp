@@ -146,7 +146,7 @@ TEST_CASE("parity: pose losses (yolo26n-pose E2E + RLE, yolo11n-pose) on fixed r
 
     loss::PoseLoss criterion(nc, reg_max, strides, loss::LossGains{}, loss::PoseGains{},
                              /*end2end=*/yolo26, k, nd, sigmas, flow);
-    const auto result = criterion(out, loss::LossTargets{labels, kpts, {}}, b);
+    const auto result = criterion(out, loss::LossTargets{labels, kpts, {}, {}, true}, b);
     test::run_oracle(*python, "pose_loss '" + (dir / "ref.pt").string() + "' " + name + " " +
                                   std::to_string(nc) + " '" + (dir / "inputs.pt").string() + "'");
     const auto ref = load_tensors(dir / "ref.pt");

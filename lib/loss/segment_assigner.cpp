@@ -1,0 +1,66 @@
+// The mask-aware overlap of YOLO26-seg's assigner; see segment_assigner.h.
+#include "loss/segment_assigner.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <tuple>
+
+#include "model/mask_ops.h"
+
+namespace trainer::loss {
+
+at::Tensor binary_mask_iou(const at::Tensor& gt, const at::Tensor& pred) {
+  // 0/1 sums below 2^24 are exact in fp32 (a 160 x 160 mask has 25,600 pixels).
+  const auto inter = gt.matmul(pred.t());  // (m, n)
+  const auto uni = gt.sum(-1).unsqueeze(-1) + pred.sum(-1).unsqueeze(0) - inter;
+  return inter / uni.clamp_min(1.0);
+}
+
+at::Tensor mask_aware_overlaps(const at::Tensor& pairs, const at::Tensor& iou,
+                               const at::Tensor& scores, const AssignerOptions& options,
+                               int64_t num_gt, const MaskAssignInputs& masks) {
+  const int64_t bs = masks.coefficients.size(0), na = masks.coefficients.size(1);
+  const auto b = pairs.select(1, 0), g = pairs.select(1, 1), a = pairs.select(1, 2);
+  // Each GT's best pairs by the box alignment metric (eps keeps zero-metric pairs selectable).
+  auto dense = at::zeros({bs, num_gt, na}, iou.options());
+  dense.index_put_({b, g, a}, scores.pow(options.alpha) * iou.pow(options.beta) + options.eps);
+  const int64_t k = std::min<int64_t>(3 * options.topk, na);
+  const auto top = std::get<1>(dense.topk(k, -1));
+  const auto chosen = at::zeros({bs, num_gt, na}, pairs.options().dtype(at::kBool))
+                          .scatter_(-1, top, true)
+                          .index({b, g, a});  // (P)
+  auto mask_iou = at::zeros_like(iou);
+  const int64_t mh = masks.protos.size(2), mw = masks.protos.size(3);
+  for (int64_t img = 0; img < bs; ++img) {
+    const auto sel = chosen.logical_and(b.eq(img)).nonzero().squeeze(1);  // pair indices
+    if (sel.numel() == 0) continue;
+    // Each selected anchor's mask once.
+    const auto [anchors, inverse, counts] =
+        at::_unique2(a.index({sel}), /*sorted=*/true, /*return_inverse=*/true);
+    const auto coef = masks.coefficients[img].index({anchors});  // (n, nm)
+    const auto logits = model::mask_logits(coef, masks.protos[img]);
+    const auto boxes = masks.boxes[img].index({anchors}) * masks.mask_scale;
+    const auto pred = model::crop_mask(logits.gt(0).to(at::kFloat), boxes).view({-1, mh * mw});
+    const auto gt = masks.gt_masks[img].view({masks.gt_masks.size(1), mh * mw}).to(at::kFloat);
+    const auto ious = binary_mask_iou(gt, pred);  // (M', n)
+    mask_iou.index_put_({sel}, ious.index({g.index({sel}), inverse}));
+  }
+  return (iou + mask_iou) / 2;
+}
+
+AssignerHooks segment_assigner_hooks(const AssignerOptions& options, const at::Tensor& pd_scores,
+                                     const at::Tensor& gt_labels, MaskAssignInputs masks) {
+  AssignerHooks hooks;
+  const int64_t num_gt = gt_labels.size(1);
+  hooks.pair_overlaps = [options, pd_scores, gt_labels, masks = std::move(masks), num_gt](
+                            const at::Tensor& pairs, const at::Tensor& iou) {
+    const auto b = pairs.select(1, 0), g = pairs.select(1, 1), a = pairs.select(1, 2);
+    const auto labels = gt_labels.index({b, g}).select(-1, 0).to(at::kLong);
+    const auto scores = pd_scores.index({b, a, labels});
+    return mask_aware_overlaps(pairs, iou, scores, options, num_gt, masks);
+  };
+  return hooks;
+}
+
+}  // namespace trainer::loss
