@@ -31,6 +31,8 @@ enum class CacheMode { kNone, kRam, kDisk };
 // Which head scores YOLO26 at validation: auto/true = the one-to-many head with NMS (8.4.190's
 // default, `nms: null`), false = the NMS-free one-to-one top-k. YOLO11 always uses NMS.
 enum class NmsMode { kAuto, kOn, kOff };
+// copy_paste: paste mirrored copies of the image's own objects, or another sample's objects.
+enum class CopyPasteMode { kFlip, kMixup };
 
 struct ModelConfig {
   // A built-in name (yolo26n..x, yolo11n..x), a model yaml path, or a weights file (.pt / .ckpt)
@@ -122,6 +124,11 @@ struct AugmentConfig {
   double fliplr = 0.5;
   double mosaic = 1.0;
   double mixup = 0.0;
+  // Segmentation and OBB (samples with polygons): the fraction of eligible objects pasted
+  // (augment/copy_paste.h); mixup mode also applies it with this probability. Off after
+  // close_mosaic, as mosaic.
+  double copy_paste = 0.0;
+  CopyPasteMode copy_paste_mode = CopyPasteMode::kFlip;
 };
 
 struct RunConfig {

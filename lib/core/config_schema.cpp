@@ -352,6 +352,13 @@ std::vector<FieldSpec> build_fields() {
   f.push_back(float_field(
       "mixup", "augment", [](auto& c) -> auto& { return c.augment.mixup; }, closed(0, 1),
       "mixup probability"));
+  f.push_back(float_field(
+      "copy_paste", "augment", [](auto& c) -> auto& { return c.augment.copy_paste; }, closed(0, 1),
+      "segmentation/OBB: fraction of eligible objects pasted (0 = off)"));
+  f.push_back(choice_field<CopyPasteMode>(
+      "copy_paste_mode", "augment", [](auto& c) -> auto& { return c.augment.copy_paste_mode; },
+      {{"flip", CopyPasteMode::kFlip}, {"mixup", CopyPasteMode::kMixup}},
+      "copy_paste: mirrored copies of the image's own objects (flip) or another sample's (mixup)"));
   // run
   f.push_back(task_field());
   f.push_back(int_field(
@@ -454,53 +461,21 @@ std::vector<FieldSpec> build_fields() {
 
 // Keys of the reference default.yaml that we accept for args.yaml compatibility but do not use.
 constexpr std::string_view kReferenceOnlyKeys[] = {
-    "mode",
-    "save",
-    "verbose",
-    "profile",
-    "compile",
-    "split",
-    "half",
-    "dnn",
-    "source",
-    "vid_stride",
-    "stream_buffer",
-    "visualize",
-    "augment",
-    "agnostic_nms",
-    "retina_masks",
-    "embed",
-    "show",
-    "save_frames",
-    "save_txt",
-    "save_conf",
-    "save_crop",
-    "show_labels",
-    "show_conf",
-    "show_boxes",
-    "line_width",
-    "format",
-    "keras",
-    "optimize",
-    "int8",
-    "dynamic",
-    "simplify",
-    "opset",
-    "workspace",
-    "bgr",
-    "cutmix",
-    "copy_paste",
-    "copy_paste_mode",
-    "auto_augment",
-    "erasing",
-    "cfg",
-    "tracker",
-    "save_dir",
-    "crop_fraction",
-    "label_smoothing",
-    "cls_pw",
-    "end2end",
-    "distill_model",
+    "mode",        "save",          "verbose",
+    "profile",     "compile",       "split",
+    "half",        "dnn",           "source",
+    "vid_stride",  "stream_buffer", "visualize",
+    "augment",     "agnostic_nms",  "retina_masks",
+    "embed",       "show",          "save_frames",
+    "save_txt",    "save_conf",     "save_crop",
+    "show_labels", "show_conf",     "show_boxes",
+    "line_width",  "format",        "keras",
+    "optimize",    "int8",          "dynamic",
+    "simplify",    "opset",         "workspace",
+    "bgr",         "cutmix",        "auto_augment",
+    "erasing",     "cfg",           "tracker",
+    "save_dir",    "crop_fraction", "label_smoothing",
+    "cls_pw",      "end2end",       "distill_model",
 
 };
 

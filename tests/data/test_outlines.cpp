@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <random>
 
+#include "data/augment/copy_paste.h"
 #include "data/augment/polygon.h"
 #include "data/coco_dataset.h"
 #include "data/dataset.h"
@@ -219,4 +220,93 @@ TEST_CASE("loader with outlines: masks per image, rows ordered by decreasing are
       CHECK(b->masks[k].max().item<int>() <= rows);
     }
   }
+}
+
+namespace {
+
+// A w x h sample whose column x has pixel value x (all channels), with square objects.
+augment::Sample striped_sample(int h, int w, const std::vector<augment::PixelBox>& boxes) {
+  augment::Sample s;
+  s.image = cv::Mat(h, w, CV_8UC3);
+  for (int x = 0; x < w; ++x) s.image.col(x).setTo(cv::Scalar(x, x, x));
+  for (const auto& b : boxes) {
+    s.classes.push_back(static_cast<int>(s.classes.size()));
+    s.boxes.push_back(b);
+    s.segments.push_back({{b[0], b[1]}, {b[2], b[1]}, {b[2], b[3]}, {b[0], b[3]}});
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("copy_paste_flip: mirrored objects clear of every box are pasted with their pixels") {
+  // 20 x 10; object 0 at x 2..6 (mirror 14..18: clear), object 1 centred at 8..12 (its mirror is
+  // itself: IoA 1, not eligible).
+  auto s = striped_sample(10, 20, {{2, 2, 6, 6}, {8, 2, 12, 6}});
+  CHECK(augment::copy_paste_flip(s, 1.0) == 1);
+  REQUIRE(s.size() == 3);
+  CHECK(s.classes[2] == 0);
+  CHECK(s.boxes[2] == augment::PixelBox{14, 2, 18, 6});
+  CHECK(s.segments[2][0].x == 18.0f);
+  // Inside the pasted square the pixels are the mirrored image's: column x shows 19 - x.
+  CHECK(s.image.at<cv::Vec3b>(4, 16)[0] == 3);
+  CHECK(s.image.at<cv::Vec3b>(4, 14)[0] == 5);   // the filled outline includes its border
+  CHECK(s.image.at<cv::Vec3b>(4, 13)[0] == 13);  // outside: untouched
+  CHECK(s.image.at<cv::Vec3b>(8, 16)[0] == 16);
+  // round(fraction x eligible), half to even: 0.5 x 1 -> 0.
+  auto t = striped_sample(10, 20, {{2, 2, 6, 6}});
+  CHECK(augment::copy_paste_flip(t, 0.5) == 0);
+  CHECK(augment::copy_paste_flip(t, 0.0) == 0);
+  CHECK(t.size() == 1);
+}
+
+TEST_CASE("paste_objects (mixup mode): a donor's objects by increasing overlap, 30% rule") {
+  auto s = striped_sample(10, 40, {{0, 0, 10, 10}});
+  // Donor objects: clear (IoA 0), 20% of the box (eligible, pasted second), 40% (not eligible).
+  auto donor = striped_sample(10, 40, {{20, 0, 30, 10}, {8, 0, 18, 10}, {6, 0, 16, 10}});
+  donor.image.setTo(cv::Scalar(200, 200, 200));
+  CHECK(augment::paste_objects(s, donor, donor.image, 1.0) == 2);
+  REQUIRE(s.size() == 3);
+  CHECK(s.boxes[1] == augment::PixelBox{20, 0, 30, 10});  // smallest overlap first
+  CHECK(s.boxes[2] == augment::PixelBox{8, 0, 18, 10});
+  CHECK(s.image.at<cv::Vec3b>(5, 25)[0] == 200);
+  CHECK(s.image.at<cv::Vec3b>(5, 35)[0] == 35);
+}
+
+TEST_CASE("loader with copy_paste: mirrored objects join the rows and the masks") {
+  TempDir dir;
+  DatasetIndex index;
+  index.names = {"a"};
+  index.polygons = PolygonKind::kOutlines;
+  ImageLabels item;
+  item.image = dir / "one.png";
+  trainer::test::write_image(item.image, trainer::test::pattern_image(64, 64, 1));
+  item.width = item.height = 64;
+  item.classes = {0};
+  item.boxes = {{0.25f, 0.5f, 0.25f, 0.25f}};  // x 8..24: its mirror 40..56 is clear
+  item.segments = {{0.125f, 0.375f, 0.375f, 0.375f, 0.375f, 0.625f, 0.125f, 0.625f}};
+  index.items = {item, item};
+  LoaderOptions o;
+  o.imgsz = 64;
+  o.batch = 2;
+  o.workers = 0;
+  o.show_progress = false;
+  o.augment_settings = {};
+  o.augment_settings.mosaic = 0;
+  o.augment_settings.translate = 0;
+  o.augment_settings.scale = 0;
+  o.augment_settings.fliplr = 0;
+  o.augment_settings.hsv_h = o.augment_settings.hsv_s = o.augment_settings.hsv_v = 0;
+  Loader plain(index, o);
+  plain.start_epoch(0, true);
+  CHECK(plain.next()->labels.size(0) == 2);
+  o.augment_settings.copy_paste = 1.0;
+  Loader pasted(index, o);
+  pasted.start_epoch(0, true);
+  auto batch = pasted.next();
+  REQUIRE(batch);
+  CHECK(batch->labels.size(0) == 4);  // each image gained its mirrored object
+  CHECK(batch->masks[0].max().item<int>() == 2);
+  pasted.start_epoch(1, false);  // close_mosaic: copy_paste off too
+  CHECK(pasted.next()->labels.size(0) == 2);
 }

@@ -4,6 +4,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "data/augment/affine.h"
+#include "data/augment/copy_paste.h"
 #include "data/augment/flip.h"
 #include "data/augment/hsv.h"
 #include "data/augment/mixup.h"
@@ -18,6 +19,9 @@ Sample mosaic_and_affine(int64_t index, const FetchSample& fetch, const PickPart
   const int s = recipe.imgsz;
   const core::AugmentConfig& a = recipe.augment;
   const AffineParams params{a.degrees, a.translate, a.scale, a.shear, a.perspective};
+  // copy_paste in flip mode runs between the mosaic and the warp, on every sample (no draw).
+  const bool paste_flip =
+      recipe.mosaic_on && a.copy_paste > 0.0 && a.copy_paste_mode == core::CopyPasteMode::kFlip;
   if (recipe.mosaic_on && a.mosaic > 0.0 && rng.uniform() < a.mosaic) {
     const Sample first = fetch(index);
     Sample others[3];
@@ -30,9 +34,13 @@ Sample mosaic_and_affine(int64_t index, const FetchSample& fetch, const PickPart
     const bool perspective = a.perspective != 0.0;
     const AffineDraw draw = random_affine_matrix(2 * s, 2 * s, out, out, params, rng);
     thread_local cv::Mat canvas;
-    const Sample mosaic =
-        mosaic4_into({&first, &others[0], &others[1], &others[2]}, s, xc, yc,
-                     warp_source_region(draw.matrix, 2 * s, 2 * s, out, out, perspective), canvas);
+    // Mirrored pastes read the canvas anywhere: it is then assembled whole.
+    const cv::Rect region =
+        paste_flip ? cv::Rect(0, 0, 2 * s, 2 * s)
+                   : warp_source_region(draw.matrix, 2 * s, 2 * s, out, out, perspective);
+    Sample mosaic =
+        mosaic4_into({&first, &others[0], &others[1], &others[2]}, s, xc, yc, region, canvas);
+    if (paste_flip) copy_paste_flip(mosaic, a.copy_paste);
     return warp_sample(mosaic, draw, out, out, perspective);
   }
   // No mosaic: the image (long side s) goes straight into the warp, which centres it (C) and
@@ -40,7 +48,9 @@ Sample mosaic_and_affine(int64_t index, const FetchSample& fetch, const PickPart
   // half-pixel shift, not a whole-pixel letterbox.
   const int out_w = recipe.out_width > 0 ? recipe.out_width : s;
   const int out_h = recipe.out_height > 0 ? recipe.out_height : s;
-  return random_perspective_to(fetch(index), out_w, out_h, params, rng);
+  Sample single = fetch(index);
+  if (paste_flip) copy_paste_flip(single, a.copy_paste);
+  return random_perspective_to(single, out_w, out_h, params, rng);
 }
 
 // Everything before the colour jitter: mosaic (or the single image), the warp, mixup.
@@ -48,6 +58,14 @@ Sample geometric_part(int64_t index, const FetchSample& fetch, const PickPartner
                       const TrainRecipe& recipe, SampleRng& rng) {
   const core::AugmentConfig& a = recipe.augment;
   Sample out = mosaic_and_affine(index, fetch, pick, recipe, rng);
+  // copy_paste in mixup mode: another sample's objects, after the warp, with probability p.
+  if (recipe.mosaic_on && a.copy_paste > 0.0 && a.copy_paste_mode == core::CopyPasteMode::kMixup &&
+      !out.segments.empty() && rng.uniform() < a.copy_paste) {
+    const int64_t donor = pick(rng);
+    SampleRng donor_rng(rng.next_u64(), 0, donor, StreamPurpose::kCopyPaste);
+    const Sample other = mosaic_and_affine(donor, fetch, pick, recipe, donor_rng);
+    paste_objects(out, other, other.image, a.copy_paste);
+  }
   if (recipe.mosaic_on && a.mixup > 0.0 && rng.uniform() < a.mixup) {
     const int64_t partner = pick(rng);
     SampleRng partner_rng(rng.next_u64(), 0, partner, StreamPurpose::kMixup);

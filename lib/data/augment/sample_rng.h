@@ -25,7 +25,13 @@ constexpr uint64_t mix64(uint64_t x) {
 
 // Purposes keep independent streams apart (the epoch permutation, a sample, its mixup partner).
 // kMultiScale: the training size of a batch (engine/multi_scale.h), keyed by (seed, 0, ni).
-enum class StreamPurpose : uint64_t { kSample = 1, kPermutation = 2, kMixup = 3, kMultiScale = 4 };
+enum class StreamPurpose : uint64_t {
+  kSample = 1,
+  kPermutation = 2,
+  kMixup = 3,
+  kMultiScale = 4,
+  kCopyPaste = 5
+};
 
 class SampleRng {
  public:
