@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <unordered_set>
 
 #include "core/error.h"
@@ -71,7 +72,102 @@ const json& require_array(const json& root, const char* key, const std::string& 
   return *it;
 }
 
+[[noreturn]] void bad_segmentation(const std::string& what) {
+  throw std::invalid_argument("\"segmentation\" " + what);
+}
+
+// A non-negative integer that fits `limit` (json integers, or floats holding one, like 640.0).
+bool read_count(const json& value, uint64_t limit, uint64_t* out) {
+  if (value.is_number_unsigned()) {
+    *out = value.get<uint64_t>();
+  } else if (value.is_number_integer()) {
+    if (value.get<int64_t>() < 0) return false;
+    *out = static_cast<uint64_t>(value.get<int64_t>());
+  } else if (value.is_number_float()) {
+    const double d = value.get<double>();
+    if (!(d >= 0 && d <= static_cast<double>(limit) && d == std::trunc(d))) return false;
+    *out = static_cast<uint64_t>(d);
+  } else {
+    return false;
+  }
+  return *out <= limit;
+}
+
+CocoRle parse_rle(const json& value) {
+  CocoRle rle;
+  auto size = value.find("size");
+  uint64_t h = 0, w = 0;
+  constexpr uint64_t kSideLimit = INT32_MAX;
+  if (size == value.end() || !size->is_array() || size->size() != 2 ||
+      !read_count((*size)[0], kSideLimit, &h) || !read_count((*size)[1], kSideLimit, &w)) {
+    bad_segmentation("RLE needs \"size\": [height, width] (non-negative integers)");
+  }
+  rle.height = static_cast<int>(h);
+  rle.width = static_cast<int>(w);
+  auto counts = value.find("counts");
+  if (counts == value.end()) bad_segmentation("RLE has no \"counts\"");
+  if (counts->is_string()) {
+    rle.compressed = counts->get<std::string>();
+    for (char c : rle.compressed) {
+      if (c < '0' || c > 'o') {
+        bad_segmentation(fmt::format("RLE string holds '{}' (COCO's alphabet is '0'..'o')", c));
+      }
+    }
+    return rle;
+  }
+  if (!counts->is_array()) {
+    bad_segmentation("RLE \"counts\" must be a list of run lengths or a string");
+  }
+  rle.counts.reserve(counts->size());
+  uint64_t total = 0;
+  for (const json& c : *counts) {
+    uint64_t n = 0;
+    if (!read_count(c, UINT32_MAX, &n)) {
+      bad_segmentation(fmt::format("RLE count {} is not a non-negative 32-bit integer", c.dump()));
+    }
+    rle.counts.push_back(static_cast<uint32_t>(n));
+    total += n;
+  }
+  if (total != h * w) {
+    bad_segmentation(fmt::format("RLE counts cover {} pixels, not {}x{}", total, h, w));
+  }
+  return rle;
+}
+
 }  // namespace
+
+CocoSegmentation parse_coco_segmentation(const json& value) {
+  CocoSegmentation out;
+  if (value.is_object()) {
+    out.rle = parse_rle(value);
+    return out;
+  }
+  if (!value.is_array()) {
+    bad_segmentation("must be a list of polygons or an RLE object, got " + value.dump());
+  }
+  out.polygons.reserve(value.size());
+  for (size_t i = 0; i < value.size(); ++i) {
+    const json& polygon = value[i];
+    if (!polygon.is_array()) {
+      bad_segmentation("polygons must be lists [x1, y1, x2, y2, ...], got " + polygon.dump());
+    }
+    if (polygon.empty()) continue;  // `[[]]`: no polygon (box-only files write it)
+    if (polygon.size() % 2 != 0 || polygon.size() < 4) {
+      bad_segmentation(fmt::format("polygon #{} has {} values (pairs x, y, at least 2 points)", i,
+                                   polygon.size()));
+    }
+    std::vector<double> xy;
+    xy.reserve(polygon.size());
+    for (const json& v : polygon) {
+      if (!v.is_number()) {
+        bad_segmentation(fmt::format("polygon #{} holds {}", i, v.dump()));
+      }
+      xy.push_back(v.get<double>());
+    }
+    out.polygons.push_back(std::move(xy));
+  }
+  return out;
+}
 
 CocoFile parse_coco_json(const std::string& text, const std::string& source) {
   json root;
@@ -171,6 +267,13 @@ CocoFile parse_coco_json(const std::string& text, const std::string& source) {
           ann.keypoints.push_back(v.get<double>());
         }
       }
+      if (auto segm = entry.find("segmentation"); segm != entry.end() && !segm->is_null()) {
+        try {
+          ann.segmentation = parse_coco_segmentation(*segm);
+        } catch (const std::invalid_argument& e) {
+          fail(source, fmt::format("{}: {}", name, e.what()));
+        }
+      }
       if (entry.contains("num_keypoints")) {
         ann.num_keypoints = require_int(entry, "num_keypoints", source, name);
       }
@@ -181,7 +284,7 @@ CocoFile parse_coco_json(const std::string& text, const std::string& source) {
       if (!category_ids.empty() && !category_ids.count(ann.category_id)) {
         fail(source, fmt::format("{}: unknown category_id {}", name, ann.category_id));
       }
-      out.annotations.push_back(ann);
+      out.annotations.push_back(std::move(ann));
     }
   }
   return out;

@@ -8,6 +8,8 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,30 @@ struct CocoImage {
   std::string file_name;
   int width = 0;
   int height = 0;
+};
+
+// A COCO run-length-encoded mask as the file stores it: "size" [height, width] and "counts",
+// either a list of run lengths (uncompressed, as COCO's crowd regions are) or pycocotools'
+// compressed string. Runs are column-major, background first (see eval/rle.h).
+struct CocoRle {
+  int height = 0;
+  int width = 0;
+  std::vector<uint32_t> counts{};  // uncompressed form; empty when `compressed` is set
+  std::string compressed{};        // compressed form ('0'..'o'); empty when `counts` is set
+};
+
+// An annotation's (or a result's) "segmentation": polygons, or one RLE, or neither when the entry
+// has none (or an empty list). Plain data as in the file; eval/coco_masks.h turns it into the mask
+// pycocotools' annToRLE makes (the polygons' union).
+struct CocoSegmentation {
+  // Polygons of one object (several when it is split by an occluder), each [x1, y1, x2, y2, ...]
+  // in pixels of the image (top-left corner of the image at 0, 0). Each has an even number of
+  // values and at least 2 points; COCO itself has a few 2-point ones (4 values), which pycocotools
+  // reads as boxes [x, y, w, h] when the first polygon is one, and which span no area otherwise.
+  // Empty polygons (`[[]]`, as box-only converters write) are dropped when reading.
+  std::vector<std::vector<double>> polygons{};
+  std::optional<CocoRle> rle{};  // "segmentation": {"size": [h, w], "counts": ...}
+  bool empty() const { return polygons.empty() && !rle; }
 };
 
 struct CocoAnnotation {
@@ -35,6 +61,8 @@ struct CocoAnnotation {
   // or the minimum-area rectangle of its "poly" (4 corners); empty when it has neither. Such an
   // entry may leave out "bbox" (then its corners' extent) and "area" (then w x h).
   std::vector<double> rbox;
+  // "segmentation" (instances files; `trainer eval --iou-type segm`, segmentation training).
+  CocoSegmentation segmentation{};
 };
 
 struct CocoCategory {
@@ -50,11 +78,18 @@ struct CocoFile {
   std::vector<CocoCategory> categories;
 };
 
+// Reads one "segmentation" value: a list of polygons (an empty list: none) or an RLE object.
+// Throws std::invalid_argument saying what is wrong (the caller names the file and the entry): a
+// polygon that is not a list of numbers, has an odd count or 1 point; an RLE without a "size" of
+// two non-negative integers, or whose "counts" is neither a list of non-negative 32-bit integers
+// adding up to height x width nor a string of '0'..'o'.
+CocoSegmentation parse_coco_segmentation(const nlohmann::json& value);
+
 // Reads and checks a COCO annotation file. Throws core::InputError naming the file and the entry
 // for: a missing/unreadable file, malformed json, a missing or mistyped required field, duplicate
 // image/annotation/category ids, an annotation whose image_id or category_id is not declared, a
-// negative box size, "keypoints" that are not numbers in triples. `annotations` may be absent (an
-// image-info-only file, like test2017).
+// negative box size, "keypoints" that are not numbers in triples, a malformed "segmentation" (see
+// parse_coco_segmentation). `annotations` may be absent (an image-info-only file, like test2017).
 CocoFile read_coco_json(const std::filesystem::path& file);
 
 // Parses the same from text (`source_name` is used in messages).

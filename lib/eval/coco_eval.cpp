@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "eval/coco_masks.h"
 #include "eval/coco_match.h"
 #include "eval/numeric.h"
 #include "eval/parallel.h"
@@ -98,6 +99,31 @@ void check_rotated_boxes(const std::vector<const data::CocoAnnotation*>& annotat
   }
 }
 
+// Segmentation evaluation needs a "segmentation" on every annotation (pycocotools' annToRLE fails
+// on one without).
+void check_segmentations(const std::vector<const data::CocoAnnotation*>& annotations,
+                         const data::CocoFile& ground_truth) {
+  for (const auto* a : annotations) {
+    if (a->segmentation.empty()) {
+      throw core::InputError(
+          fmt::format("{}: annotation id {} has no \"segmentation\" (polygons or RLE); "
+                      "--iou-type segm needs masks",
+                      ground_truth.source.string(), a->id));
+    }
+  }
+}
+
+// pycocotools' annToRLE for one ground-truth annotation, errors named by file and annotation.
+Rle annotation_mask(const data::CocoAnnotation& a, const std::pair<int, int>& image_size,
+                    const data::CocoFile& ground_truth) {
+  try {
+    return coco_segmentation_rle(a.segmentation, image_size.first, image_size.second);
+  } catch (const std::invalid_argument& e) {
+    throw core::InputError(
+        fmt::format("{}: annotation id {}: {}", ground_truth.source.string(), a.id, e.what()));
+  }
+}
+
 CocoAccumulation run_evaluation(const data::CocoFile& ground_truth,
                                 const std::vector<Detection>& detections, const CocoParams& params,
                                 const CocoEvalOptions& options, std::vector<int64_t>* num_gt) {
@@ -111,6 +137,10 @@ CocoAccumulation run_evaluation(const data::CocoFile& ground_truth,
   std::unordered_map<int64_t, int> image_index, category_index;
   image_index.reserve(image_ids.size() * 2);
   for (size_t i = 0; i < image_ids.size(); ++i) image_index[image_ids[i]] = static_cast<int>(i);
+  std::vector<std::pair<int, int>> image_sizes(image_ids.size());  // height, width by index
+  for (const auto& image : ground_truth.images) {
+    image_sizes[static_cast<size_t>(image_index.at(image.id))] = {image.height, image.width};
+  }
   for (size_t k = 0; k < category_ids.size(); ++k)
     category_index[category_ids[k]] = static_cast<int>(k);
   const int K = static_cast<int>(category_ids.size());
@@ -136,6 +166,8 @@ CocoAccumulation run_evaluation(const data::CocoFile& ground_truth,
     check_keypoints(annotations, detections, params.kpt_oks_sigmas.size(), ground_truth);
   const bool rotated = params.iou_type == IouType::kObb;
   if (rotated) check_rotated_boxes(annotations, detections, ground_truth);
+  const bool segm = params.iou_type == IouType::kSegm;
+  if (segm) check_segmentations(annotations, ground_truth);
   CocoAccumulation acc(params, K);
   num_gt->assign(static_cast<size_t>(K), 0);
   const size_t max_det = static_cast<size_t>(params.largest_max_det());
@@ -145,6 +177,7 @@ CocoAccumulation run_evaluation(const data::CocoFile& ground_truth,
     std::vector<DtBox> dt;
     std::vector<MatchResult> result;
     std::vector<double> scratch;
+    std::vector<Rle> gt_masks, box_masks;  // segm: this image's ground truth, box-only results
     size_t gi = gts.category_begin[k], gend = gts.category_begin[k + 1];
     size_t di = dts.category_begin[k], dend = dts.category_begin[k + 1];
     while (gi < gend || di < dend) {
@@ -153,17 +186,42 @@ CocoAccumulation run_evaluation(const data::CocoFile& ground_truth,
       if (gi < gend) image = gts.img[gts.order[gi]];
       if (di < dend) image = std::min(image, dts.img[dts.order[di]]);
       gt.clear();
+      const size_t g_begin = gi;
       for (; gi < gend && gts.img[gts.order[gi]] == image; ++gi) {
         const data::CocoAnnotation& a = *annotations[gts.order[gi]];
         // Keypoints: pycocotools also ignores ground truth without a labelled point.
         gt.push_back({a.bbox, a.area, a.iscrowd, a.id, keypoints && a.num_keypoints == 0,
-                      keypoints ? &a.keypoints : nullptr, rotated ? &a.rbox : nullptr});
+                      keypoints ? &a.keypoints : nullptr, rotated ? &a.rbox : nullptr, nullptr});
       }
       dt.clear();
+      const size_t d_begin = di;
       for (; di < dend && dts.img[dts.order[di]] == image; ++di) {
         const Detection& d = detections[dts.order[di]];
         dt.push_back({d.bbox_xywh, d.score, keypoints ? &d.keypoints : nullptr,
-                      rotated ? &d.rbox : nullptr});
+                      rotated ? &d.rbox : nullptr, nullptr, -1});
+      }
+      if (segm) {
+        const auto& size = image_sizes[static_cast<size_t>(image)];
+        gt_masks.clear();
+        for (size_t i = g_begin; i < gi; ++i) {
+          gt_masks.push_back(annotation_mask(*annotations[gts.order[i]], size, ground_truth));
+        }
+        for (size_t i = 0; i < gt.size(); ++i) gt[i].mask = &gt_masks[i];
+        // A result without a mask is its box's polygon (loadRes gives a box result one), sized
+        // by its box.
+        box_masks.clear();
+        for (size_t i = 0; i < dt.size(); ++i) {
+          const Detection& d = detections[dts.order[d_begin + i]];
+          if (!d.segmentation)
+            box_masks.push_back(rle_from_bbox(d.bbox_xywh, size.first, size.second));
+        }
+        for (size_t i = 0, b = 0; i < dt.size(); ++i) {
+          const Detection& d = detections[dts.order[d_begin + i]];
+          dt[i].mask = d.segmentation ? &*d.segmentation : &box_masks[b++];
+          if (d.segmentation && d.area_from_mask) {
+            dt[i].mask_area = static_cast<double>(rle_area(*d.segmentation));
+          }
+        }
       }
       // Highest score first (stable, as np.argsort(kind='mergesort')), at most maxDets[-1].
       std::stable_sort(dt.begin(), dt.end(),
@@ -251,7 +309,7 @@ std::vector<StatSpec> stat_specs(IouType type) {
 
 CocoParams params_for(IouType type) {
   if (type == IouType::kKeypoints) return coco_keypoint_params();
-  CocoParams p;  // boxes and rotated boxes: the box protocol's settings
+  CocoParams p;  // boxes, rotated boxes and masks: the box protocol's settings
   p.iou_type = type;
   return p;
 }
@@ -324,6 +382,8 @@ const char* iou_type_name(IouType type) {
       return "keypoints";
     case IouType::kObb:
       return "obb";
+    case IouType::kSegm:
+      return "segm";
     case IouType::kBox:
       break;
   }

@@ -1,5 +1,6 @@
-// The COCO evaluator: the same 12 numbers as pycocotools' COCOeval(iouType='bbox') (or the 10 of
-// iouType='keypoints') on the same ground truth and results, computed natively on several threads.
+// The COCO evaluator: the same 12 numbers as pycocotools' COCOeval(iouType='bbox') or
+// iouType='segm' (or the 10 of iouType='keypoints') on the same ground truth and results, computed
+// natively on several threads.
 //
 // Why: every mAP the trainer reports, and every comparison with published numbers, rests on this;
 // users trust pycocotools' numbers, so we reproduce its protocol exactly (crowd regions, area
@@ -42,8 +43,10 @@ struct CocoStats {
 };
 
 struct CocoEvalOptions {
-  int threads = 0;                   // 0 = hardware concurrency
-  IouType iou_type = IouType::kBox;  // kKeypoints: OKS with COCO's 17 sigmas (coco_keypoint_params)
+  int threads = 0;  // 0 = hardware concurrency
+  // kKeypoints: OKS with COCO's 17 sigmas (coco_keypoint_params); kSegm: the IoU of the masks
+  // (annotations' "segmentation" through annToRLE, results' Detection::segmentation).
+  IouType iou_type = IouType::kBox;
   // Keypoints: other sigmas (one per point; pycocotools' params.kpt_oks_sigmas), for datasets
   // that are not COCO's 17 points. Empty: COCO's.
   std::vector<double> kpt_oks_sigmas{};
@@ -54,7 +57,9 @@ struct CocoEvalOptions {
 // image or category id, or a non-finite score or box (see check_detections; a negative
 // width or height is an inverted box, scored as pycocotools scores it); for
 // keypoints also for ground truth without "num_keypoints" or either side without one point per
-// sigma (17 for COCO).
+// sigma (17 for COCO); for segm for ground truth without a "segmentation" or with one that makes
+// no mask (see coco_segmentation_rle). A segm result without a mask is scored as its box's
+// polygon, as pycocotools' loadRes makes it.
 CocoStats evaluate_coco(const data::CocoFile& ground_truth,
                         const std::vector<Detection>& detections,
                         const CocoEvalOptions& options = {});

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "eval/numeric.h"
+#include "eval/rle.h"
 #include "geometry/rotated_box.h"
 
 namespace trainer::eval {
@@ -76,14 +77,26 @@ void match_image_category(const std::vector<DtBox>& dt, const std::vector<GtBox>
   const size_t T = params.iou_thresholds.size();
   std::vector<double>& ious = *scratch;  // [d][g] in file order of gt
   ious.assign(D * G, 0.0);
-  const bool oks = params.iou_type == IouType::kKeypoints;
-  const bool rotated = params.iou_type == IouType::kObb;
-  for (size_t d = 0; d < D; ++d) {
-    for (size_t g = 0; g < G; ++g) {
-      ious[d * G + g] = oks ? coco_keypoint_oks(*dt[d].keypoints, *gt[g].keypoints, gt[g].bbox,
-                                                gt[g].area, params.kpt_oks_sigmas)
-                        : rotated ? coco_rotated_iou(*dt[d].rbox, *gt[g].rbox, gt[g].crowd)
-                                  : coco_box_iou(dt[d].bbox, gt[g].bbox, gt[g].crowd);
+  if (params.iou_type == IouType::kSegm) {
+    // maskUtils.iou(dt, gt, iscrowd): each mask's box once, then rleIou on the runs.
+    std::vector<std::array<double, 4>> dt_boxes(D), gt_boxes(G);
+    for (size_t d = 0; d < D; ++d) dt_boxes[d] = rle_to_bbox(*dt[d].mask);
+    for (size_t g = 0; g < G; ++g) gt_boxes[g] = rle_to_bbox(*gt[g].mask);
+    for (size_t d = 0; d < D; ++d) {
+      for (size_t g = 0; g < G; ++g) {
+        ious[d * G + g] = rle_iou(*dt[d].mask, dt_boxes[d], *gt[g].mask, gt_boxes[g], gt[g].crowd);
+      }
+    }
+  } else {
+    const bool oks = params.iou_type == IouType::kKeypoints;
+    const bool rotated = params.iou_type == IouType::kObb;
+    for (size_t d = 0; d < D; ++d) {
+      for (size_t g = 0; g < G; ++g) {
+        ious[d * G + g] = oks ? coco_keypoint_oks(*dt[d].keypoints, *gt[g].keypoints, gt[g].bbox,
+                                                  gt[g].area, params.kpt_oks_sigmas)
+                          : rotated ? coco_rotated_iou(*dt[d].rbox, *gt[g].rbox, gt[g].crowd)
+                                    : coco_box_iou(dt[d].bbox, gt[g].bbox, gt[g].crowd);
+      }
     }
   }
 

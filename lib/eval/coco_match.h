@@ -1,6 +1,7 @@
-// One (image, category) of the COCO protocol: box IoU with the crowd rule (or keypoint OKS), then
-// greedy matching of score-ordered detections to ground truth at every threshold and area range
-// (pycocotools `computeIoU` / `computeOks` + `evaluateImg`).
+// One (image, category) of the COCO protocol: box IoU with the crowd rule (or keypoint OKS, or the
+// IoU of rotated boxes or of RLE masks), then greedy matching of score-ordered detections to
+// ground truth at every threshold and area range (pycocotools `computeIoU` / `computeOks` +
+// `evaluateImg`).
 //
 // Why a separate unit: this is where the protocol's subtleties live (crowd regions absorb any
 // number of detections, ignored ground truth is matched only when nothing better is left, unmatched
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "eval/coco_params.h"
+#include "eval/rle.h"
 
 namespace trainer::eval {
 
@@ -23,6 +25,7 @@ struct GtBox {
   bool ignore = false;  // ignored besides crowd (keypoints: no labelled point)
   const std::vector<double>* keypoints = nullptr;  // keypoint evaluation: [x, y, v] * K
   const std::vector<double>* rbox = nullptr;       // OBB evaluation: [cx, cy, w, h, angle]
+  const Rle* mask = nullptr;                       // segm evaluation: annToRLE's mask
 };
 
 struct DtBox {
@@ -30,7 +33,13 @@ struct DtBox {
   double score = 0;
   const std::vector<double>* keypoints = nullptr;  // keypoint evaluation: [x, y, s] * K
   const std::vector<double>* rbox = nullptr;       // OBB evaluation: [cx, cy, w, h, angle]
-  double area() const { return rbox ? (*rbox)[2] * (*rbox)[3] : bbox[2] * bbox[3]; }
+  const Rle* mask = nullptr;                       // segm evaluation
+  // segm results that loadRes sized by their mask (Detection::area_from_mask): that area; -1: the
+  // box's (or rotated box's) w x h, as for every other result.
+  double mask_area = -1;
+  double area() const {
+    return mask_area >= 0 ? mask_area : rbox ? (*rbox)[2] * (*rbox)[3] : bbox[2] * bbox[3];
+  }
 };
 
 // pycocotools' bbIou for one pair: intersection over union, or over the detection's own area when

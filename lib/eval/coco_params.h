@@ -19,11 +19,12 @@ struct AreaRange {
   const char* label = "";
 };
 
-// What a detection is compared with: its box (IoU), its keypoints (OKS), or its rotated box (the
-// exact IoU of the two rotated rectangles; areas are w x h; the box protocol otherwise).
-enum class IouType { kBox, kKeypoints, kObb };
+// What a detection is compared with: its box (IoU), its keypoints (OKS), its rotated box (the
+// exact IoU of the two rotated rectangles; areas are w x h; the box protocol otherwise), or its
+// mask (pycocotools' iouType='segm': the IoU of the RLE masks; the box protocol otherwise).
+enum class IouType { kBox, kKeypoints, kObb, kSegm };
 
-// "bbox", "keypoints", "obb".
+// "bbox", "keypoints", "obb", "segm".
 const char* iou_type_name(IouType type);
 
 struct CocoParams {

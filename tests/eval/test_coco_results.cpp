@@ -131,3 +131,36 @@ TEST_CASE("format_coco_results writes keypoints unrounded after the score") {
   REQUIRE(back.size() == 1);
   CHECK(back[0].keypoints == std::vector<double>{10.125, 20.5, 0.75});
 }
+
+TEST_CASE("large results files (read on several threads) report the same first error") {
+  const data::CocoFile gt = small_gt();
+  const auto file = [](size_t bad_at, const std::string& bad, size_t bad2_at,
+                       const std::string& bad2) {
+    std::string text = "[";
+    for (size_t i = 0; i < 6000; ++i) {
+      text += i ? ",\n" : "";
+      text += i == bad_at ? bad
+              : i == bad2_at
+                  ? bad2
+                  : R"({"image_id": 42, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5})";
+    }
+    return text + "]";
+  };
+  const auto error = [&](const std::string& text) {
+    try {
+      const auto dets = eval::parse_coco_results(text, "big.json", gt);
+      CHECK(dets.size() == 6000);
+    } catch (const core::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const std::string unknown =
+      R"({"image_id": 5, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 1})";
+  CHECK(error(file(7000, "", 7000, "")) == "(no error)");
+  // The first bad entry in file order, wherever the threads reach first.
+  CHECK(error(file(5000, unknown, 100, unknown)) ==
+        "big.json: detection #100 (image_id 5): unknown image_id 5 (not in the ground truth)");
+  // Malformed json anywhere comes before any entry's error, as the whole-document reader says.
+  CHECK(error(file(10, unknown, 4500, "{\"image_id\": }")).find("big.json: malformed json") == 0);
+}

@@ -1,5 +1,5 @@
-// `trainer eval GT_JSON PRED_JSON [--json OUT]` end to end: the printed summary, the JSON file, and
-// bad input (exit status 2, the entry named, nothing written).
+// `trainer eval GT_JSON PRED_JSON [--json OUT]` end to end (boxes, keypoints, masks): the printed
+// summary, the JSON file, and bad input (exit status 2, the entry named, nothing written).
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -116,4 +116,54 @@ TEST_CASE("trainer eval --iou-type keypoints prints pycocotools' 10 OKS lines") 
                     &out) == 2);
   CHECK(out.find("detection #0 (image_id 1) has 0 keypoint values, expected 51") !=
         std::string::npos);
+}
+
+TEST_CASE("trainer eval --iou-type segm scores RLE masks against polygons and a crowd RLE") {
+  TempDir dir;
+  // 10 x 10 image: two polygons (9 and 16 pixels) and a crowd region (x 0..3, y 6..9) as
+  // uncompressed counts.
+  write_text(dir / "gt.json", R"({
+    "images": [{"id": 1, "file_name": "1.jpg", "width": 10, "height": 10}],
+    "categories": [{"id": 1, "name": "person"}],
+    "annotations": [
+      {"id": 1, "image_id": 1, "category_id": 1, "bbox": [1, 1, 3, 3], "area": 9, "iscrowd": 0,
+       "segmentation": [[1, 1, 1, 4, 4, 4, 4, 1]]},
+      {"id": 2, "image_id": 1, "category_id": 1, "bbox": [5, 5, 4, 4], "area": 16, "iscrowd": 0,
+       "segmentation": [[5, 5, 5, 9, 9, 9, 9, 5]]},
+      {"id": 3, "image_id": 1, "category_id": 1, "bbox": [0, 6, 4, 4], "area": 16, "iscrowd": 1,
+       "segmentation": {"size": [10, 10], "counts": [6, 4, 6, 4, 6, 4, 6, 4, 60]}}]})");
+  // The first polygon's mask exactly (0.9), a false positive (0.8), a fragment of the crowd
+  // region (0.85, ignored), the second polygon's mask (0.7): TP, FP, TP -> AP 253/303 at every
+  // threshold (pycocotools: 0.8349835); both objects are small. No "bbox": areas from the masks.
+  write_text(dir / "masks.json", R"([
+    {"image_id": 1, "category_id": 1, "score": 0.9, "segmentation": {"size": [10, 10], "counts": ";37000k1"}},
+    {"image_id": 1, "category_id": 1, "score": 0.8, "segmentation": {"size": [10, 10], "counts": "l137000:"}},
+    {"image_id": 1, "category_id": 1, "score": 0.85, "segmentation": {"size": [10, 10], "counts": "a0280o1"}},
+    {"image_id": 1, "category_id": 1, "score": 0.7, "segmentation": {"size": [10, 10], "counts": "g146000005"}}])");
+  std::string out;
+  REQUIRE(run_command(kTrainer + " eval " + (dir / "gt.json").string() + " " +
+                          (dir / "masks.json").string() + " --iou-type segm --json " +
+                          (dir / "stats.json").string(),
+                      &out) == 0);
+  CHECK(
+      out.find(" Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=100 ] = 0.835") !=
+      std::string::npos);
+  const auto j = nlohmann::json::parse(trainer::test::read_text(dir / "stats.json"));
+  CHECK(j.at("iou_type") == "segm");
+  CHECK(j.at("stats").size() == 12);
+  CHECK(j.at("AP").get<double>() == doctest::Approx(253.0 / 303.0).epsilon(1e-12));
+  CHECK(j.at("APs").get<double>() == doctest::Approx(253.0 / 303.0).epsilon(1e-12));
+  CHECK(j.at("APm").get<double>() == -1.0);
+  CHECK(j.at("AR1").get<double>() == 0.5);
+  CHECK(j.at("AR10").get<double>() == 1.0);
+  // Ground truth without a segmentation cannot be scored by mask: exit 2 naming the annotation.
+  write_text(dir / "boxes_gt.json", R"({
+    "images": [{"id": 1, "file_name": "1.jpg", "width": 10, "height": 10}],
+    "categories": [{"id": 1, "name": "person"}],
+    "annotations": [{"id": 4, "image_id": 1, "category_id": 1, "bbox": [1, 1, 3, 3], "area": 9}]})");
+  CHECK(run_command(kTrainer + " eval " + (dir / "boxes_gt.json").string() + " " +
+                        (dir / "masks.json").string() + " --iou-type segm",
+                    &out) == 2);
+  CHECK(out.find("annotation id 4 has no \"segmentation\" (polygons or RLE); --iou-type segm "
+                 "needs masks") != std::string::npos);
 }
