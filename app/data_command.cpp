@@ -16,6 +16,7 @@
 #include "data/dataset.h"
 #include "data/loader.h"
 #include "data/loader_options.h"
+#include "engine/task.h"
 
 namespace trainer::app {
 namespace {
@@ -77,10 +78,11 @@ int run_preview(const DataOptions& opts) {
   if (cfg.data.data.empty()) throw core::ConfigError("data preview needs 'data' (a dataset yaml)");
   const data::DatasetSpec spec = data::load_dataset_yaml(cfg.data.data);
   data::LoadOptions load;
-  // An OBB config (model yolo26n-obb, or task: obb) draws the labels' rotated boxes.
-  if (core::resolve_task(cfg.run.task, cfg.model.model) == core::Task::kObb) {
-    load.polygons = data::PolygonKind::kOrientedBoxes;
-  }
+  // An OBB config (model yolo26n-obb, or task: obb) draws the labels' rotated boxes; a
+  // segmentation config (yolo26n-seg, task: segment) their masks.
+  const core::Task task = engine::run_task(cfg);
+  if (task == core::Task::kObb) load.polygons = data::PolygonKind::kOrientedBoxes;
+  if (task == core::Task::kSegment) load.polygons = data::PolygonKind::kOutlines;
   const data::DatasetIndex index = data::load_split(spec, data::Split::kTrain, load);
   data::Loader loader(index, data::train_loader_options(cfg));
   const bool mosaic = data::mosaic_enabled(cfg, opts.epoch);

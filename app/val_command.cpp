@@ -49,6 +49,7 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
             const auto [file, overrides] = split_config_args(args);
             auto config = core::load_config(file, overrides).config;
             if (config.run.name == "train") config.run.name = "val";
+            config.run.task = engine::run_task(config);  // model=best.pt: the task it was for
             const auto task = engine::make_task_definition(config);
             const auto device = engine::resolve_device(config.run.device);
             if (config.run.deterministic) engine::ensure_cublas_workspace_config();

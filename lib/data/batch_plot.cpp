@@ -33,6 +33,9 @@ cv::Mat plot_batch(const Batch& batch, const std::vector<std::string>& names, in
   const bool rotated = batch.rboxes.defined() && batch.rboxes.dim() == 2 &&
                        batch.rboxes.size(0) == labels.size(0) && labels.size(0) > 0;
   const torch::Tensor rboxes = rotated ? batch.rboxes.contiguous() : torch::Tensor();
+  // Segmentation batches: each row's mask tinted in its class colour under the boxes.
+  const bool masked = batch.masks.defined() && batch.masks.dim() == 3 && batch.masks.numel() > 0;
+  const torch::Tensor masks = masked ? batch.masks.contiguous() : torch::Tensor();
   const double font = std::max(0.35, std::min(th, tw) / 640.0 * 0.6);
   for (int i = 0; i < count; ++i) {
     const int x0 = (i % grid) * tw, y0 = (i / grid) * th;
@@ -46,6 +49,21 @@ cv::Mat plot_batch(const Batch& batch, const std::vector<std::string>& names, in
       const std::string name = std::filesystem::path(batch.files[i]).filename().string();
       cv::putText(canvas, name.substr(0, 40), cv::Point(x0 + 5, y0 + 15), cv::FONT_HERSHEY_SIMPLEX,
                   font, cv::Scalar(220, 220, 220), 1, cv::LINE_AA);
+    }
+    for (int64_t r = 0, j = 0; masked && r < labels.size(0); ++r) {
+      if (static_cast<int>(rows[r][0]) != i) continue;
+      cv::Mat mask;  // row r (the image's j-th) as a 0/1 CV_8U image
+      if (batch.overlap_masks) {
+        const torch::Tensor index = masks[i].to(torch::kInt32).contiguous();
+        mask = cv::Mat(static_cast<int>(index.size(0)), static_cast<int>(index.size(1)), CV_32S,
+                       index.data_ptr<int32_t>()) == static_cast<int>(++j);
+      } else {
+        const torch::Tensor one = masks[r].to(torch::kUInt8).contiguous();
+        mask = cv::Mat(static_cast<int>(one.size(0)), static_cast<int>(one.size(1)), CV_8U,
+                       one.data_ptr<uint8_t>())
+                   .clone();
+      }
+      draw_mask(canvas(cv::Rect(x0, y0, tw, th)), mask, class_colour(static_cast<int>(rows[r][1])));
     }
     for (int64_t r = 0; r < labels.size(0); ++r) {
       if (static_cast<int>(rows[r][0]) != i) continue;

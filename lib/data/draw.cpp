@@ -77,4 +77,13 @@ void draw_keypoints(cv::Mat& canvas, const float* points, int count, cv::Point o
   }
 }
 
+void draw_mask(cv::Mat region, const cv::Mat& mask, const cv::Scalar& colour, double alpha) {
+  cv::Mat fitted;
+  cv::resize(mask, fitted, region.size(), 0, 0, cv::INTER_NEAREST);
+  cv::Mat tinted(region.size(), region.type(), colour);
+  cv::Mat blended;
+  cv::addWeighted(region, 1.0 - alpha, tinted, alpha, 0.0, blended);
+  blended.copyTo(region, fitted);
+}
+
 }  // namespace trainer::data

@@ -31,6 +31,10 @@ void draw_labelled_polygon(cv::Mat& canvas, const std::vector<cv::Point>& corner
 
 // `count` keypoints (x, y, v) at `points`, placed at origin + (x scale_x, y scale_y); drawn when
 // v > min_visibility, joined by the COCO skeleton when count is 17.
+// Tints the pixels of `region` where `mask` (CV_8U, any size: resized to the region, nearest) is
+// non-zero with `colour` at `alpha` (instance masks in previews).
+void draw_mask(cv::Mat region, const cv::Mat& mask, const cv::Scalar& colour, double alpha = 0.5);
+
 void draw_keypoints(cv::Mat& canvas, const float* points, int count, cv::Point origin,
                     double scale_x, double scale_y, int radius, float min_visibility = 0.0f,
                     int thickness = 1);

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "data/batch_plot.h"
+#include "engine/two_metric_table.h"
 #include "loss/pose_loss.h"
 
 namespace trainer::engine {
@@ -82,37 +83,8 @@ double PoseTask::fitness(const ValidationResult& result) const {
 
 std::string format_pose_validation_table(const ValidationResult& r,
                                          const std::vector<std::string>& names, bool per_class) {
-  const auto row = [](const std::string& name, const std::string& images, int64_t instances,
-                      const eval::ReferenceMetric::PerClass& b,
-                      const eval::ReferenceMetric::PerClass& p) {
-    return fmt::format(
-        "{:>22}{:>8}{:>11}{:>9.3f}{:>9.3f}{:>9.3f}{:>10.3f}{:>9.3f}{:>9.3f}{:>9.3f}"
-        "{:>10.3f}\n",
-        name, images, instances, b.precision, b.recall, b.ap50, b.ap50_95, p.precision, p.recall,
-        p.ap50, p.ap50_95);
-  };
-  std::string out = fmt::format("{:>22}{:>8}{:>11}{:>9}{:>9}{:>9}{:>10}{:>9}{:>9}{:>9}{:>10}\n",
-                                "Class", "Images", "Instances", "Box(P", "R", "mAP50", "mAP50-95)",
-                                "Pose(P", "R", "mAP50", "mAP50-95)");
-  const auto pose = r.pose_metric.value_or(eval::ReferenceMetric::Result{});
-  const auto as_row = [](const eval::ReferenceMetric::Result& m) {
-    eval::ReferenceMetric::PerClass c;
-    c.precision = m.precision;
-    c.recall = m.recall;
-    c.ap50 = m.map50;
-    c.ap50_95 = m.map50_95;
-    return c;
-  };
-  out += row("all", std::to_string(r.images), r.metric.num_gt, as_row(r.metric), as_row(pose));
-  if (per_class) {
-    for (const auto& c : r.metric.per_class) {
-      eval::ReferenceMetric::PerClass pc;
-      for (const auto& q : pose.per_class) {
-        if (q.class_id == c.class_id) pc = q;
-      }
-      out += row(names.at(c.class_id), "", c.num_gt, c, pc);
-    }
-  }
+  std::string out = format_two_metric_table(
+      r, r.pose_metric.value_or(eval::ReferenceMetric::Result{}), "Pose", names, per_class);
   out += "(Box and Pose P, R, mAP50, mAP50-95: the reference trainer's metric; Pose matches by ";
   out += "keypoint OKS with area = box x 0.53)\n";
   if (r.coco) out += fmt::format("COCO protocol: box AP {:.3f}", r.coco->stats[0]);

@@ -6,6 +6,7 @@
 
 #include "core/task.h"
 #include "data/label_selection.h"
+#include "engine/task.h"
 
 namespace trainer::engine {
 
@@ -25,7 +26,7 @@ data::DatasetIndex load_run_split(const core::TrainConfig& config, const data::D
   selection.classes = data::parse_class_list(config.data.classes, spec.nc());
   selection.single_cls = config.data.single_cls;
   data::LoadOptions options;
-  const core::Task task = core::resolve_task(config.run.task, config.model.model);
+  const core::Task task = run_task(config);
   if (task == core::Task::kObb) options.polygons = data::PolygonKind::kOrientedBoxes;
   if (task == core::Task::kSegment) options.polygons = data::PolygonKind::kOutlines;
   data::DatasetIndex index = data::load_split(spec, split, options);

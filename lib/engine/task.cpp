@@ -3,8 +3,10 @@
 
 #include "core/error.h"
 #include "engine/detect_task.h"
+#include "engine/model_source.h"
 #include "engine/obb_task.h"
 #include "engine/pose_task.h"
+#include "engine/segment_task.h"
 
 namespace trainer::engine {
 
@@ -17,15 +19,24 @@ std::unique_ptr<TaskDefinition> make_task_definition(core::Task task) {
     case core::Task::kObb:
       return std::make_unique<ObbTask>();
     case core::Task::kSegment:
-      break;
+      return std::make_unique<SegmentTask>();
   }
-  throw core::ConfigError(std::string("task '") + core::task_name(task) +
-                          "' is not implemented yet: this trainer trains detect, pose and obb "
-                          "models");
+  throw core::ConfigError(std::string("task '") + core::task_name(task) + "' is not known");
+}
+
+core::Task run_task(const core::TrainConfig& config) {
+  if (!config.run.task && is_weights_file(config.model.model)) {
+    try {
+      return architecture_of(config.model.model).task;
+    } catch (const core::ConfigError&) {
+      // No record of its architecture: the name rule below (and the model loader's own error).
+    }
+  }
+  return core::resolve_task(config.run.task, config.model.model);
 }
 
 std::unique_ptr<TaskDefinition> make_task_definition(const core::TrainConfig& config) {
-  return make_task_definition(core::resolve_task(config.run.task, config.model.model));
+  return make_task_definition(run_task(config));
 }
 
 }  // namespace trainer::engine

@@ -66,7 +66,11 @@ class TaskDefinition {
 // The definition of `task`. Throws core::ConfigError for a task that is not implemented yet.
 std::unique_ptr<TaskDefinition> make_task_definition(core::Task task);
 
-// The definition of the config's task (core::resolve_task: the `task` key, else the model name).
+// The run's task: the `task` key; else, for a weights file (model=runs/x/weights/best.pt), the
+// task it was trained for (its checkpoint config or ../args.yaml); else the model name's.
+core::Task run_task(const core::TrainConfig& config);
+
+// The definition of the config's task (run_task).
 std::unique_ptr<TaskDefinition> make_task_definition(const core::TrainConfig& config);
 
 }  // namespace trainer::engine

@@ -93,6 +93,7 @@ FitResult fit(const core::TrainConfig& user_config, const FitOptions& options) {
   make_task_definition(user_config);  // an unimplemented task fails before the run folder exists
   // This rank's config: its own device from a device list (device=0,1 -> rank 1 uses 1).
   core::TrainConfig config = user_config;
+  config.run.task = run_task(user_config);  // a weights file's own task, recorded in args.yaml
   config.run.device = device_for_rank(user_config.run.device, options.local_rank,
                                       group ? options.local_world_size : 1);
 

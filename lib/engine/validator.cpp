@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <set>
 
 #include "core/atomic_file.h"
@@ -14,9 +15,12 @@
 #include "data/coco_dataset.h"
 #include "data/loader_options.h"
 #include "engine/device.h"
+#include "engine/mask_validation.h"
 #include "engine/memory_format.h"
 #include "engine/run_dataset.h"
+#include "engine/task.h"
 #include "eval/keypoint_similarity.h"
+#include "eval/rle.h"
 #include "loss/keypoint_sigmas.h"
 #include "model/postprocess.h"
 
@@ -209,7 +213,8 @@ Validator::Validator(std::shared_ptr<const data::DatasetIndex> val_set,
     ground_truth_.images.push_back(
         {image_ids_[i], item.image.filename().string(), item.width, item.height});
     const size_t k_values = static_cast<size_t>(val_set_->keypoints_per_box) * 3;
-    auto add = [&](const data::NormBox& b, int cls, bool crowd, const float* points) {
+    auto add = [&](const data::NormBox& b, int cls, bool crowd, const float* points,
+                   const std::vector<float>* outline) {
       const auto xyxy = to_pixels_xyxy(b, item.width, item.height);
       data::CocoAnnotation a;
       a.id = annotation_id++;
@@ -218,6 +223,21 @@ Validator::Validator(std::shared_ptr<const data::DatasetIndex> val_set,
       a.bbox = {xyxy[0], xyxy[1], xyxy[2] - xyxy[0], xyxy[3] - xyxy[1]};
       a.area = a.bbox[2] * a.bbox[3];
       a.iscrowd = crowd;
+      if (outline && outline->size() >= 6) {
+        // Segmentation: the outline in original pixels; its area (shoelace) as COCO's "area".
+        std::vector<double> polygon;
+        for (size_t v = 0; v + 1 < outline->size(); v += 2) {
+          polygon.push_back((*outline)[v] * item.width);
+          polygon.push_back((*outline)[v + 1] * item.height);
+        }
+        double twice = 0;
+        for (size_t v = 0; v < polygon.size(); v += 2) {
+          const size_t next = (v + 2) % polygon.size();
+          twice += polygon[v] * polygon[next + 1] - polygon[next] * polygon[v + 1];
+        }
+        a.area = std::abs(twice) / 2;
+        a.segmentation.polygons = {std::move(polygon)};
+      }
       if (k_values > 0) {  // pose: the points in original pixels, as a person_keypoints file
         a.num_keypoints = 0;
         for (size_t v = 0; v < k_values; v += 3) {
@@ -233,10 +253,14 @@ Validator::Validator(std::shared_ptr<const data::DatasetIndex> val_set,
     const bool has_points = k_values > 0 && item.keypoints.size() == item.boxes.size() * k_values;
     for (size_t k = 0; k < item.boxes.size(); ++k) {
       add(item.boxes[k], item.classes[k], false,
-          has_points ? item.keypoints.data() + k * k_values : nullptr);
+          has_points ? item.keypoints.data() + k * k_values : nullptr,
+          item.segments.size() == item.boxes.size() &&
+                  val_set_->polygons == data::PolygonKind::kOutlines
+              ? &item.segments[k]
+              : nullptr);
     }
     for (size_t k = 0; k < item.crowd_boxes.size(); ++k) {
-      add(item.crowd_boxes[k], item.crowd_classes[k], true, nullptr);
+      add(item.crowd_boxes[k], item.crowd_classes[k], true, nullptr, nullptr);
     }
   }
 }
@@ -273,7 +297,7 @@ ValidationOptions ValidationOptions::from_config(const core::TrainConfig& config
   // The reference's OBB validator keeps scores > 0.01 where the others keep > 0.001: an OBB run
   // with conf at its default takes 0.01 (any other value is the user's).
   const core::TrainConfig defaults;
-  if (config.run.task == core::Task::kObb && config.run.conf == defaults.run.conf) {
+  if (run_task(config) == core::Task::kObb && config.run.conf == defaults.run.conf) {
     o.predict.conf = kObbValidationConf;
   }
   o.predict.iou = config.run.iou;
@@ -297,6 +321,10 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
   const bool bf16 = config_.run.precision == core::Precision::kBF16;
   eval::ReferenceMetric metric(val_set_->nc(), static_cast<int>(options.predict.max_det));
   eval::ReferenceMetric pose_metric(val_set_->nc(), static_cast<int>(options.predict.max_det));
+  eval::ReferenceMetric mask_metric(val_set_->nc(), static_cast<int>(options.predict.max_det));
+  // Segmentation rows: [x1, y1, x2, y2, score, class] then nm mask coefficients.
+  const bool segments = model.segments();
+  const bool native_masks = segments && options.keep_detections;
   // Pose rows: [x1, y1, x2, y2, score, class] then K x dims keypoint values (model/postprocess.h).
   const model::KeypointShape kpt = model.keypoint_shape();
   const bool pose = kpt.count > 0;
@@ -307,7 +335,7 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
                             " keypoints but the dataset's kpt_shape has " +
                             std::to_string(kpt_sigmas_.size()));
   }
-  const int64_t row_width = 6 + (pose ? kpt.count * kpt.dims : 0) + (oriented ? 1 : 0);
+  const int64_t row_width = 6 + model.head()->extra_channels();
   ValidationResult result;
   std::vector<eval::Detection> detections;
   std::set<int64_t> seen_images;
@@ -356,13 +384,27 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
         per_image.empty() ? torch::zeros({0, row_width})
                           : torch::cat(per_image).to(torch::kCPU, torch::kFloat).contiguous();
     const float* r = all_rows.data_ptr<float>();
+    int64_t first_row = 0;  // the image's first label row in the batch
     for (size_t b = 0; b < per_image.size(); ++b) {
+      const int64_t image_rows_gt = static_cast<int64_t>(truth[b].classes.size());
+      first_row += b == 0 ? 0 : static_cast<int64_t>(truth[b - 1].classes.size());
       const int64_t n = per_image[b].size(0);
       const float* image_rows = r;
       r += row_width * n;
       const int64_t index = batch->dataset_indices[b];
       if (!seen_images.insert(index).second) continue;  // padding repeats (sharded val)
       const auto& g = batch->geometry[b];
+      at::Tensor masks;           // segmentation: the detections' masks, uint8 (n, h, w)
+      at::Tensor original_masks;  // ... at the original size (for the RLE of predictions.json)
+      if (segments) {
+        const auto& rows = per_image[b];
+        masks = predicted_masks(raw.protos.front()[static_cast<int64_t>(b)],
+                                rows.narrow(1, 6, row_width - 6), rows.narrow(1, 0, 4),
+                                images.size(2), images.size(3), native_masks);
+        if (native_masks) {
+          original_masks = masks_to_original(masks, g).to(torch::kCPU).contiguous();
+        }
+      }
       // The reference metric matches in letterboxed input pixels (8.4.190); only the COCO results
       // (and the COCO protocol, which needs them) are scaled back to the original image.
       std::vector<std::array<float, 4>> boxes;
@@ -390,6 +432,10 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
           const std::array<float, 4> box = to_original_xyxy(boxes.back(), g);
           detection.bbox_xywh = {box[0], box[1], box[2] - box[0], box[3] - box[1]};
         }
+        if (original_masks.defined()) {
+          detection.segmentation = eval::rle_encode(original_masks[k].data_ptr<uint8_t>(),
+                                                    g.original_height, g.original_width);
+        }
         if (pose) {
           points.insert(points.end(), row + 6, row + row_width);
           for (int64_t p = 0; p < kpt.count; ++p) {
@@ -415,6 +461,13 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
       } else {
         metric.add_image(boxes, scores, classes, truth[b].boxes, truth[b].classes);
       }
+      if (segments) {
+        // The reference's tp_m: mask IoU with the GT masks at the predictions' resolution.
+        const auto gt = truth_masks(batch->masks.to(masks.device()), batch->overlap_masks,
+                                    static_cast<int64_t>(b), first_row, image_rows_gt,
+                                    masks.size(1), masks.size(2));
+        mask_metric.add_image_overlaps(mask_overlaps(gt, masks), scores, classes, truth[b].classes);
+      }
       if (pose) {
         // The reference's tp_p: OKS with the GT box area (input pixels) x 0.53, GT visibility only.
         std::vector<float> areas;
@@ -437,6 +490,7 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
   }
   result.metric = metric.compute();
   if (pose) result.pose_metric = pose_metric.compute();
+  if (segments) result.mask_metric = mask_metric.compute();
   if (loss_batches > 0) {
     const at::Tensor mean =
         (loss_sum / static_cast<double>(loss_batches)).to(torch::kCPU).to(torch::kDouble);
@@ -458,6 +512,15 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
           annotations.end());
     }
     result.coco = eval::evaluate_coco(gt, detections);
+    if (native_masks) {  // the masks are RLE only when kept for predictions.json
+      eval::CocoEvalOptions segm;
+      segm.iou_type = eval::IouType::kSegm;
+      try {
+        result.coco_masks = eval::evaluate_coco(gt, detections, segm);
+      } catch (const core::InputError& e) {  // e.g. ground truth without segmentation
+        spdlog::warn("COCO mask evaluation skipped: {}", e.what());
+      }
+    }
     if (pose) {
       eval::CocoEvalOptions keypoints;
       keypoints.iou_type = eval::IouType::kKeypoints;

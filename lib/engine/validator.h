@@ -64,9 +64,12 @@ geometry::RotatedBox to_original_rbox(const geometry::RotatedBox& box,
 inline constexpr double kObbValidationConf = 0.01;
 
 struct ValidationOptions {
-  int64_t max_batches = 0;        // 0 = the whole split (the seeds' short fit uses 4)
-  bool coco = true;               // also run the COCO protocol
-  bool keep_detections = false;   // return every detection (for predictions.json)
+  int64_t max_batches = 0;  // 0 = the whole split (the seeds' short fit uses 4)
+  bool coco = true;         // also run the COCO protocol
+  // Return every detection (for predictions.json). Segmentation: masks are then made at the input
+  // resolution for the (M) metric too, as the reference's save_json validation does
+  // (engine/mask_validation.h), and encoded as RLE at the original size.
+  bool keep_detections = false;
   model::PredictOptions predict;  // conf 0.001, iou 0.7, max_det 300 (the reference's val values)
 
   // From the config's conf (0.01 for an OBB run left at the default 0.001), iou, max_det and
@@ -81,6 +84,10 @@ struct ValidationResult {
   // keypoint protocol's 10 stats.
   std::optional<eval::ReferenceMetric::Result> pose_metric;
   std::optional<eval::CocoStats> coco_keypoints;
+  // Segmentation models: the reference's metric on mask IoU (its (M) columns), and the COCO segm
+  // protocol's 12 stats (only with keep_detections, whose masks are encoded as RLE).
+  std::optional<eval::ReferenceMetric::Result> mask_metric;
+  std::optional<eval::CocoStats> coco_masks;
   std::vector<double> loss_items;  // the criterion's items (o2o for end-to-end); empty without one
   int64_t images = 0;
   double preprocess_ms = 0, inference_ms = 0, postprocess_ms = 0;  // per image

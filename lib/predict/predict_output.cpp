@@ -7,9 +7,12 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <opencv2/imgproc.hpp>
 
 #include "data/augment/letterbox.h"
 #include "data/draw.h"
+#include "data/outline_merge.h"
+#include "eval/rle.h"
 #include "geometry/rotated_box.h"
 
 namespace trainer::predict {
@@ -20,6 +23,18 @@ std::string class_name(const std::vector<std::string>& names, int cls) {
 }
 
 }  // namespace
+
+std::vector<double> mask_outline(const cv::Mat& mask) {
+  std::vector<std::vector<cv::Point>> contours;
+  cv::findContours(mask, contours, cv::RETR_EXTERNAL, cv::CHAIN_APPROX_SIMPLE);
+  std::vector<std::vector<double>> parts;
+  for (const auto& c : contours) {
+    std::vector<double>& xy = parts.emplace_back();
+    for (const auto& p : c) xy.insert(xy.end(), {double(p.x), double(p.y)});
+  }
+  if (parts.empty()) return {};
+  return data::merge_outlines(parts);  // several contours joined, as masks2segments("all")
+}
 
 int annotation_line_width(int height, int width, int line_width) {
   if (line_width > 0) return line_width;
@@ -36,6 +51,9 @@ cv::Mat annotate(const cv::Mat& image, const ImagePrediction& prediction,
   std::vector<const PredictedObject*> order;
   for (const auto& o : prediction.objects) order.push_back(&o);
   std::reverse(order.begin(), order.end());
+  for (const PredictedObject* o : order) {  // masks under every box
+    if (!o->mask.empty()) data::draw_mask(canvas, o->mask, data::class_colour(o->cls));
+  }
   for (const PredictedObject* o : order) {
     const cv::Point p1(static_cast<int>(o->box[0]), static_cast<int>(o->box[1]));
     const cv::Point p2(static_cast<int>(o->box[2]), static_cast<int>(o->box[3]));
@@ -88,6 +106,18 @@ std::string yolo_txt(const ImagePrediction& prediction, int height, int width, b
       out += "\n";
       continue;
     }
+    if (!o.mask.empty()) {  // segmentation: the mask's outline normalised (masks.xyn)
+      const std::vector<double> outline = mask_outline(o.mask);
+      if (outline.empty()) continue;  // the reference skips a mask without a contour
+      out += std::to_string(o.cls);
+      for (size_t k = 0; k + 1 < outline.size(); k += 2) {
+        out += fmt::format(" {:g} {:g}", static_cast<float>(outline[k]) / w,
+                           static_cast<float>(outline[k + 1]) / h);
+      }
+      if (save_conf) out += fmt::format(" {:g}", o.score);
+      out += "\n";
+      continue;
+    }
     out += fmt::format("{} {:g} {:g} {:g} {:g}", o.cls, (b[0] + b[2]) / 2.0f / w,
                        (b[1] + b[3]) / 2.0f / h, (b[2] - b[0]) / w, (b[3] - b[1]) / h);
     for (size_t k = 0; k + 2 < o.keypoints.size(); k += 3) {
@@ -112,6 +142,7 @@ std::vector<eval::Detection> coco_detections(const ImagePrediction& prediction, 
     d.bbox_xywh = {o.box[0], o.box[1], o.box[2] - o.box[0], o.box[3] - o.box[1]};
     d.score = o.score;
     d.keypoints.assign(o.keypoints.begin(), o.keypoints.end());
+    if (!o.mask.empty()) d.segmentation = eval::rle_encode(o.mask.data, o.mask.rows, o.mask.cols);
     if (o.rbox.size() == 5) {
       d.rbox = o.rbox;
       for (const auto& c :

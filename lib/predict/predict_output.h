@@ -18,6 +18,10 @@
 namespace trainer::predict {
 
 // The reference's line width: line_width, else max(round((h + w + 3) / 2 * 0.003), 2).
+// A mask's outline in its pixels, x1 y1 x2 y2 ...: its external contours (OpenCV, simple chain)
+// joined into one as the reference's masks2segments does; empty when the mask is empty.
+std::vector<double> mask_outline(const cv::Mat& mask);
+
 int annotation_line_width(int height, int width, int line_width);
 
 // `image` (BGR) with each box, its label "name 0.87" and, for pose, its keypoints (confidence >

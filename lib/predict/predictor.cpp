@@ -13,6 +13,7 @@
 #include "data/augment/letterbox.h"
 #include "data/loader.h"
 #include "engine/device.h"
+#include "engine/mask_validation.h"
 #include "engine/validator.h"
 #include "geometry/rotated_box.h"
 
@@ -58,6 +59,7 @@ Predictor::Predictor(model::DetectionModelImpl& model, const PredictOptions& opt
   stride_ = std::max(32, static_cast<int>(*std::max_element(strides.begin(), strides.end())));
   kpt_ = model.keypoint_shape();
   oriented_ = model.oriented();
+  segments_ = model.segments();
   // The reference's check_imgsz: a size that is not a multiple of the stride is rounded up.
   const int rounded = (imgsz_ + stride_ - 1) / stride_ * stride_;
   if (rounded != imgsz_) {
@@ -110,10 +112,21 @@ std::vector<ImagePrediction> Predictor::run(const std::vector<cv::Mat>& images, 
   // --- postprocess: the validation's decode, then original-image pixels
   t0 = Clock::now();
   const std::vector<at::Tensor> per_image = model_.postprocess(raw, postprocess_);
-  const int64_t row_width = 6 + kpt_.count * kpt_.dims + (oriented_ ? 1 : 0);
+  const int64_t row_width = 6 + model_.head()->extra_channels();
   for (size_t i = 0; i < per_image.size(); ++i) {
     const at::Tensor rows = per_image[i].to(torch::kCPU, torch::kFloat).contiguous();
     const data::ImageGeometry g = input_to_original(height, width, images[i].rows, images[i].cols);
+    at::Tensor masks;  // segmentation: (n, original h, original w) uint8 on the CPU
+    if (segments_) {
+      const auto& device_rows = per_image[i];
+      masks = engine::masks_to_original(
+                  engine::predicted_masks(raw.protos.front()[static_cast<int64_t>(i)],
+                                          device_rows.narrow(1, 6, row_width - 6),
+                                          device_rows.narrow(1, 0, 4), height, width, true),
+                  g)
+                  .to(torch::kCPU)
+                  .contiguous();
+    }
     ImagePrediction& prediction = out[i];
     prediction.input_height = height;
     prediction.input_width = width;
@@ -132,6 +145,10 @@ std::vector<ImagePrediction> Predictor::run(const std::vector<cv::Mat>& images, 
       }
       object.score = r[4];
       object.cls = static_cast<int>(r[5]);
+      if (masks.defined()) {
+        object.mask =
+            cv::Mat(images[i].rows, images[i].cols, CV_8U, masks[k].data_ptr<uint8_t>()).clone();
+      }
       for (int64_t p = 0; p < kpt_.count; ++p) {
         const float* point = r + 6 + p * kpt_.dims;
         const auto xy = engine::to_original_point(point[0], point[1], g);

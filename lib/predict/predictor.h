@@ -30,6 +30,10 @@ struct PredictedObject {
   // OBB: [cx, cy, w, h, angle] in original-image pixels (`box` is then its corners' extent);
   // empty for the other tasks.
   std::vector<double> rbox{};
+  // Segmentation: the instance mask at the original image's size, CV_8U 0/1 (the reference's
+  // process_mask with upsample: logits upsampled to the input, > 0, cropped to the box; then the
+  // letterbox window resized to the original); empty for the other tasks.
+  cv::Mat mask{};
 };
 
 struct ImagePrediction {
@@ -64,6 +68,7 @@ class Predictor {
   bool half_;
   model::KeypointShape kpt_;
   bool oriented_ = false;  // OBB rows carry the angle after the class
+  bool segments_ = false;  // segmentation rows carry the mask coefficients after the class
 };
 
 }  // namespace trainer::predict

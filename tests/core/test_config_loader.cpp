@@ -85,9 +85,9 @@ TEST_CASE("an Ultralytics args.yaml loads: reference keys are accepted and noted
     expected.schedule.epochs = 3;
     return expected;
   }());
-  // mode, save, verbose, bgr, cutmix, copy_paste, copy_paste_mode, auto_augment, erasing, cfg,
-  // tracker, save_dir (time, single_cls, rect, fraction, pretrained are used keys now).
-  CHECK(loaded.notes.size() == 12);
+  // mode, save, verbose, bgr, cutmix, auto_augment, erasing, cfg, tracker, save_dir (time,
+  // single_cls, rect, fraction, pretrained, copy_paste, copy_paste_mode are used keys now).
+  CHECK(loaded.notes.size() == 10);
   CHECK(loaded.config.run.precision == Precision::kAuto);  // amp: true
   const auto fp32 = load_config_text("amp: false\n", "args.yaml", "/tmp");
   CHECK(fp32.config.run.precision == Precision::kFP32);

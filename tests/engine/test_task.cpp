@@ -1,4 +1,5 @@
-// The task seam: detect is the implemented task; the others are a clear config error for now.
+// The task seam: every task has a definition; each turns a validation into its columns, fitness
+// and table.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -7,19 +8,55 @@
 #include "engine/detect_task.h"
 #include "engine/obb_task.h"
 #include "engine/pose_task.h"
+#include "engine/segment_task.h"
 #include "engine/task.h"
 
 using namespace trainer;
 
-TEST_CASE("make_task_definition: detect, pose and obb, 'not implemented yet' for segment") {
+TEST_CASE("make_task_definition: detect, pose, obb and segment") {
   CHECK(engine::make_task_definition(core::Task::kDetect)->task() == core::Task::kDetect);
   CHECK(engine::make_task_definition(core::Task::kPose)->task() == core::Task::kPose);
   CHECK(engine::make_task_definition(core::Task::kObb)->task() == core::Task::kObb);
-  CHECK_THROWS_WITH_AS(engine::make_task_definition(core::Task::kSegment),
-                       doctest::Contains("is not implemented yet"), core::ConfigError);
+  CHECK(engine::make_task_definition(core::Task::kSegment)->task() == core::Task::kSegment);
   core::TrainConfig config;
   config.model.model = "yolo26n-pose";  // the task follows the model name
   CHECK(engine::make_task_definition(config)->task() == core::Task::kPose);
+  config.model.model = "yolo11s-seg";
+  CHECK(engine::make_task_definition(config)->task() == core::Task::kSegment);
+}
+
+TEST_CASE("segment: (B) and (M) metrics, COCO mask extras by name; fitness = box + mask") {
+  engine::ValidationResult val;
+  val.metric.map50_95 = 0.25;
+  val.metric.fitness = 0.25;
+  eval::ReferenceMetric::Result mask;
+  mask.recall = 0.75;
+  mask.map50 = 0.5;
+  mask.map50_95 = 0.125;
+  mask.fitness = 0.125;
+  val.mask_metric = mask;
+  eval::CocoStats coco_masks;
+  coco_masks.stats[0] = 0.0625;
+  coco_masks.stats[1] = 0.5;
+  val.coco_masks = coco_masks;
+  val.loss_items = {1, 2, 3, 4, 5};
+  engine::SegmentTask task;
+  CHECK(task.fitness(val) == 0.375);
+  engine::EpochRecord r;
+  r.columns = engine::segment_columns({"box_loss", "seg_loss", "cls_loss", "l1_loss", "sem_loss"});
+  r.train_loss = {0.1, 0.2, 0.3, 0.4, 0.5};
+  r.validation = task.epoch_validation(val);
+  CHECK(r.value("metrics/mAP50-95(B)") == 0.25);
+  CHECK(r.value("metrics/recall(M)") == 0.75);
+  CHECK(r.value("metrics/mAP50(M)") == 0.5);
+  CHECK(r.value("metrics/mAP50-95(M)") == 0.125);
+  CHECK(r.value("metrics/coco/AP(M)") == 0.0625);
+  CHECK(std::isnan(r.value("metrics/coco/AP")));  // no COCO box evaluation in this result
+  CHECK(r.value("val/sem_loss") == 5.0);
+  CHECK(r.value("train/seg_loss") == 0.2);
+  const std::string table = task.validation_table(val, {"cat"}, false);
+  CHECK(table.find("Mask(P") != std::string::npos);
+  CHECK(table.find("0.125") != std::string::npos);
 }
 
 TEST_CASE("pose: (B) and (P) metrics, COCO extras by name; fitness = box + pose mAP50-95") {

@@ -1,6 +1,6 @@
 // `trainer predict` end to end with the built binary on a tiny model fitted for one epoch: every
 // source kind (image, folder, glob, .txt, video), the run folder increment, labels/*.txt rows,
-// predictions.json, skipped and bad sources, and pose output.
+// predictions.json, skipped and bad sources, pose output and segmentation masks.
 #include <doctest/doctest.h>
 
 #include <opencv2/imgcodecs.hpp>
@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "coco8_seg_subset.h"
 #include "test_support.h"
 
 using trainer::test::run_command;
@@ -184,4 +185,34 @@ TEST_CASE("cli predict: a pose model writes keypoints in its labels") {
   REQUIRE(rows.size() == 2);
   CHECK(rows[0].size() == 5 + 7 * 3);  // class, box, 7 keypoints x (x, y, conf)
   CHECK(count_files(dir / "predict", ".jpg") + count_files(dir / "predict", ".png") == 4);
+}
+
+TEST_CASE("cli predict: a segmentation model writes masks as RLE in predictions.json") {
+  TRAINER_SKIP_IF_NO_SHARED_DATA(coco128, "coco128");
+  trainer::test::TempDir dir;
+  const auto yaml = trainer::test::write_coco8_seg_subset(*coco128, dir / "coco8_seg");
+  std::string out;
+  REQUIRE(run_command(trainer_binary() + " -q fit data=" + yaml.string() +
+                          " model=yolo26t-seg imgsz=96 batch=4 nbs=4 workers=1 precision=fp32 "
+                          "device=cpu plots=false val=false epochs=1 project=" +
+                          dir.path().string() + " name=fit",
+                      &out) == 0);
+  const auto weights = dir / "fit" / "weights" / "last.pt";
+  REQUIRE(run_command(trainer_binary() + " predict weights=" + weights.string() + " source=" +
+                          (*coco128 / "images" / "train2017" / "000000000009.jpg").string() +
+                          " imgsz=96 device=cpu conf=0.0 max_det=3 save_json=true project=" +
+                          dir.path().string(),
+                      &out) == 0);
+  const std::string json = trainer::test::read_text(dir / "predict" / "predictions.json");
+  size_t entries = 0, masks = 0;
+  for (size_t at = json.find("\"image_id\""); at != std::string::npos;
+       at = json.find("\"image_id\"", at + 1)) {
+    ++entries;
+  }
+  for (size_t at = json.find("\"segmentation\": {\"size\": [480, 640]"); at != std::string::npos;
+       at = json.find("\"segmentation\": {\"size\": [480, 640]", at + 1)) {
+    ++masks;
+  }
+  CHECK(entries == 3);
+  CHECK(masks == 3);  // every detection's mask at the original 640 x 480
 }

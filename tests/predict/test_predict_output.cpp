@@ -2,6 +2,7 @@
 // entries, image ids; and that annotation draws on a copy.
 #include <doctest/doctest.h>
 
+#include "eval/rle.h"
 #include "predict/predict_output.h"
 
 using namespace trainer;
@@ -52,4 +53,28 @@ TEST_CASE("predict output: annotation draws on a copy; line width as the referen
   const cv::Mat out = predict::annotate(image, p, {"thing"}, 0);
   CHECK(cv::countNonZero(image.reshape(1)) == 0);
   CHECK(cv::countNonZero(out.reshape(1)) > 0);
+}
+
+TEST_CASE("predict output: a mask becomes an outline row, an RLE entry and a tinted region") {
+  ImagePrediction p;
+  PredictedObject o{{20, 10, 40, 20}, 0.5f, 1, {}};
+  o.mask = cv::Mat::zeros(60, 80, CV_8U);
+  o.mask(cv::Rect(20, 10, 20, 10)).setTo(1);  // columns 20..39, rows 10..19
+  p.objects.push_back(o);
+  // The outline: the rectangle's 4 corner pixels (a simple chain), normalised by 80 x 60.
+  const auto outline = predict::mask_outline(o.mask);
+  REQUIRE(outline.size() == 8);
+  const std::string row = predict::yolo_txt(p, 60, 80, false);
+  CHECK(row.rfind("1 ", 0) == 0);
+  CHECK(row.find(" 0.25 0.166667") != std::string::npos);    // (20, 10)
+  CHECK(row.find(" 0.4875 0.316667") != std::string::npos);  // (39, 19)
+  const auto d = predict::coco_detections(p, 1, {1, 2});
+  REQUIRE(d.size() == 1);
+  REQUIRE(d[0].segmentation.has_value());
+  CHECK(d[0].segmentation->height == 60);
+  CHECK(eval::rle_area(*d[0].segmentation) == 200);
+  cv::Mat image(60, 80, CV_8UC3, cv::Scalar(0, 0, 0));
+  const cv::Mat out = predict::annotate(image, p, {"a", "b"}, 1);
+  CHECK(out.at<cv::Vec3b>(15, 30) != cv::Vec3b(0, 0, 0));  // inside the mask, off the box lines
+  CHECK(predict::mask_outline(cv::Mat::zeros(4, 4, CV_8U)).empty());
 }
