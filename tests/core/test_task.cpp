@@ -23,7 +23,7 @@ TEST_CASE("the model name's suffix implies the task (guess_model_task)") {
   CHECK_FALSE(task_from_model_name("/models/pose/custom.yaml").has_value());
 }
 
-TEST_CASE("an explicit task wins over a plain name; a contradiction names both") {
+TEST_CASE("an explicit task wins over a plain name, a contradiction names both") {
   CHECK(resolve_task(std::nullopt, "yolo26n") == Task::kDetect);
   CHECK(resolve_task(std::nullopt, "yolo26n-pose") == Task::kPose);
   CHECK(resolve_task(Task::kPose, "custom.yaml") == Task::kPose);

@@ -31,7 +31,7 @@ DatasetIndex three_images() {
 
 }  // namespace
 
-TEST_CASE("classes keeps only the listed classes; images left without labels become backgrounds") {
+TEST_CASE("classes keeps only the listed classes, images left without labels become backgrounds") {
   auto split = three_images();
   select_labels(split, {{0, 2}, false});
   CHECK(split.items[0].classes == std::vector<int>{0, 2});
@@ -56,7 +56,7 @@ TEST_CASE("single_cls makes every label class 0 of one class named item") {
   CHECK(split.stats.boxes == 6);
 }
 
-TEST_CASE("classes then single_cls; keypoints and crowd boxes follow their boxes") {
+TEST_CASE("classes then single_cls, keypoints and crowd boxes follow their boxes") {
   auto split = three_images();
   split.keypoints_per_box = 1;
   split.items[0].keypoints = {1, 1, 2, 2, 2, 2, 3, 3, 2};  // one point per box: x = y = box number

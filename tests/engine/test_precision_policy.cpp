@@ -57,7 +57,7 @@ loss::DetectionLoss criterion_for(model::DetectionModelImpl& net) {
 
 }  // namespace
 
-TEST_CASE("op census: records each op's input dtypes; casts and views are not arithmetic") {
+TEST_CASE("op census: records each op's input dtypes, casts and views are not arithmetic") {
   const auto a = torch::rand({4});
   engine::OpDtypeCensus outer;
   {
@@ -81,7 +81,7 @@ TEST_CASE("op census: records each op's input dtypes; casts and views are not ar
   CHECK_FALSE(engine::is_data_movement_op("aten::sigmoid"));
 }
 
-TEST_CASE("bf16 autocast on CPU: convolutions and BatchNorm in bf16; loss, gradients, stats fp32") {
+TEST_CASE("bf16 autocast on CPU: convolutions and BatchNorm in bf16, loss, gradients, stats fp32") {
   for (const auto family : {model::ModelFamily::kYolo26, model::ModelFamily::kYolo11}) {
     INFO("family " << (family == model::ModelFamily::kYolo26 ? "yolo26" : "yolo11"));
     auto net = tiny(family);
@@ -212,7 +212,7 @@ TEST_CASE("after a bf16 step the optimizer and the EMA compute only in fp32") {
   for (const auto& p : net->parameters()) CHECK((p.scalar_type() == torch::kFloat));
 }
 
-TEST_CASE("precision: fp32 and bf16 are taken as asked; auto follows the device and the check") {
+TEST_CASE("precision: fp32 and bf16 are taken as asked, auto follows the device and the check") {
   auto net = tiny(model::ModelFamily::kYolo26);
   const auto fp32 = engine::choose_precision(core::Precision::kFP32, *net, torch::kCPU, 128, 2);
   CHECK(fp32.precision == core::Precision::kFP32);

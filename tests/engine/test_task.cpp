@@ -25,7 +25,7 @@ TEST_CASE("make_task_definition: detect, pose, obb and segment") {
   CHECK(engine::make_task_definition(config)->task() == core::Task::kSegment);
 }
 
-TEST_CASE("segment: (B) and (M) metrics, COCO mask extras by name; fitness = box + mask") {
+TEST_CASE("segment: (B) and (M) metrics, COCO mask extras by name, fitness = box + mask") {
   engine::ValidationResult val;
   val.metric.map50_95 = 0.25;
   val.metric.fitness = 0.25;
@@ -59,7 +59,7 @@ TEST_CASE("segment: (B) and (M) metrics, COCO mask extras by name; fitness = box
   CHECK(table.find("0.125") != std::string::npos);
 }
 
-TEST_CASE("pose: (B) and (P) metrics, COCO extras by name; fitness = box + pose mAP50-95") {
+TEST_CASE("pose: (B) and (P) metrics, COCO extras by name, fitness = box + pose mAP50-95") {
   engine::ValidationResult val;
   val.metric.map50_95 = 0.25;
   val.metric.fitness = 0.25;

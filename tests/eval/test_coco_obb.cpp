@@ -69,7 +69,7 @@ TEST_CASE("obb evaluation: the octagon detection counts at 0.50-0.70 only (mAP50
   CHECK(eval::evaluate_coco(gt, {extent}, options).stats[0] <= 0.1 + 1e-6);
 }
 
-TEST_CASE("obb json: poly corners become their rectangle; missing rotated boxes are named") {
+TEST_CASE("obb json: poly corners become their rectangle, missing rotated boxes are named") {
   const auto gt = gt_with(
       "{\"id\": 7, \"image_id\": 1, \"category_id\": 1, "
       "\"poly\": [40, 45, 60, 45, 60, 55, 40, 55]}");

@@ -104,7 +104,7 @@ TEST_CASE("P and R are taken at the argmax of the smoothed mean F1") {
   CHECK(r.per_class[0].f1 == doctest::Approx(2 * r.precision / (r.precision + 1)).epsilon(1e-12));
 }
 
-TEST_CASE("two classes, each found once: P = R = 1, mAP 0.995; a missed class halves it") {
+TEST_CASE("two classes, each found once: P = R = 1, mAP 0.995, a missed class halves it") {
   ReferenceMetric metric(3);
   metric.add_image({{0, 0, 10, 10}}, {0.5f}, {0}, {{0, 0, 10, 10}}, {0});
   metric.add_image({{0, 0, 20, 20}}, {0.7f}, {2}, {{0, 0, 20, 20}}, {2});

@@ -77,7 +77,7 @@ TEST_CASE("rle: string round trips over large and alternating counts") {
   CHECK(rle_decode(back) == rle_decode(r));
 }
 
-TEST_CASE("rle: toBbox covers whole pixels; a run across a column spans the full height") {
+TEST_CASE("rle: toBbox covers whole pixels, a run across a column spans the full height") {
   CHECK(rle_to_bbox(rle_encode(kMask.data(), 3, 4)) == std::array<double, 4>{0, 0, 3, 3});
   // 6 x 6, pixels (x 1..3, y 1..3): runs start at 7, 13, 19, each 3 long, inside one column.
   const Rle square{6, 6, {7, 3, 3, 3, 3, 3, 14}};

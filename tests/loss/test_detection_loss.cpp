@@ -221,7 +221,7 @@ TEST_CASE("reg_max 16 with DFL: random outputs give finite gradients on all chan
   }
 }
 
-TEST_CASE("pack_targets: host labels are packed on the host and the result moved; same values") {
+TEST_CASE("pack_targets: host labels are packed on the host and the result moved, same values") {
   // Device labels (here CPU standing in) and host labels give identical targets; host labels are
   // what the training step passes, so no device value is read back to size the packed tensor.
   const auto labels = torch::tensor({1.0f, 2.0f, 0.5f, 0.5f, 0.25f, 0.5f,   //

@@ -156,7 +156,7 @@ TEST_CASE("obb decode_output at angle 0 equals Detect's xywh decode, then scores
   }
 }
 
-TEST_CASE("obb forward: angles per level and branch; OBB's in [-pi/4, 3pi/4]; equal copies") {
+TEST_CASE("obb forward: angles per level and branch, OBB's in [-pi/4, 3pi/4], equal copies") {
   torch::manual_seed(0);
   const auto images = torch::rand({2, 3, 64, 64});
   auto m26 = build_tiny_detection_model(ModelFamily::kYolo26, 3, core::Task::kObb);
@@ -187,7 +187,7 @@ TEST_CASE("obb forward: angles per level and branch; OBB's in [-pi/4, 3pi/4]; eq
   }
 }
 
-TEST_CASE("obb weights: save then load is equal to the bit; detection weights do not fit") {
+TEST_CASE("obb weights: save then load is equal to the bit, detection weights do not fit") {
   test::check_task_weights_round_trip(core::Task::kObb, [](DetectionModelImpl&) {});
 }
 

@@ -195,7 +195,7 @@ TEST_CASE("batched NMS equals the per-image loop (ties, class offsets, both meth
   }
 }
 
-TEST_CASE("batched NMS: max_nms keeps the best candidates; images without candidates") {
+TEST_CASE("batched NMS: max_nms keeps the best candidates, images without candidates") {
   torch::manual_seed(12);
   auto preds = random_head(2, 3, 200, 1000);
   preds.narrow(1, 4, 3).add_(torch::rand({2, 3, 200}) *

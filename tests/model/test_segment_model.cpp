@@ -220,7 +220,7 @@ TEST_CASE("crop_mask: pixel indices x1 <= c < x2, y1 <= r < y2 (by hand)") {
   CHECK(ones.sum().item<float>() == 40);  // the input is left as it was
 }
 
-TEST_CASE("segment weights: save then load is equal to the bit; detection weights do not fit") {
+TEST_CASE("segment weights: save then load is equal to the bit, detection weights do not fit") {
   test::check_task_weights_round_trip(core::Task::kSegment, [](DetectionModelImpl& m) {
     torch::NoGradGuard no_grad;
     m.train();

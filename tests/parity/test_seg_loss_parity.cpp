@@ -64,7 +64,8 @@ at::Tensor make_masks(const at::Tensor& labels, int64_t b, int64_t h, int64_t w,
 
 }  // namespace
 
-TEST_CASE("parity: segmentation losses (yolo26n-seg E2E, yolo11n-seg; overlap and per-object)") {
+TEST_CASE(
+    "parity: segmentation losses (yolo26n-seg E2E, yolo11n-seg, overlap and per-object masks)") {
   TRAINER_REQUIRE_ORACLE(python);
   const int64_t nc = 3, b = 2, nm = 32;
   const std::vector<double> strides = {8, 16, 32};

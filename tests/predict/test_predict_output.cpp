@@ -43,7 +43,7 @@ TEST_CASE("predict output: COCO entries and image ids") {
   CHECK(predict::image_id_for("/x/bus.jpg", 7) == 7);
 }
 
-TEST_CASE("predict output: annotation draws on a copy; line width as the reference") {
+TEST_CASE("predict output: annotation draws on a copy, line width as the reference") {
   CHECK(predict::annotation_line_width(480, 640, 0) == 2);
   CHECK(predict::annotation_line_width(1080, 1920, 0) == 5);  // 3003 / 2 * 0.003 = 4.5045
   CHECK(predict::annotation_line_width(1080, 1920, 7) == 7);
