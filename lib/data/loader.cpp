@@ -319,7 +319,7 @@ Batch Loader::build_batch(int64_t b) const {
   std::vector<cv::Mat> masks;  // segmentation: per image (overlap) or per row
   const augment::FetchSample fetch = [&](int64_t i) { return fetch_or_replace(i, nullptr); };
   const int64_t window = partner_window();
-  augment::TrainRecipe recipe{imgsz, options_.augment_settings, mosaic_ && !options_.rect,
+  augment::TrainRecipe recipe{imgsz, options_.augment_settings, mosaic_ && !options_.rect, mosaic_,
                               dataset_.flip_idx};
   recipe.out_height = out_h;  // rect training: the batch's own shape
   recipe.out_width = out_w;

@@ -18,7 +18,12 @@ namespace fs = std::filesystem;
 // A weights file's recorded `model:` may itself be a weights file (a fine-tuned run): follow it.
 model::ModelName architecture_from_config(const core::TrainConfig& config, const fs::path& from,
                                           int depth) {
-  if (!is_weights_file(config.model.model)) return model::parse_model_name(config.model.model);
+  if (!is_weights_file(config.model.model)) {
+    // `model: yolo26n` with `task: segment` trained the segment head: the recorded task wins.
+    model::ModelName name = model::parse_model_name(config.model.model);
+    if (config.run.task) name.task = *config.run.task;
+    return name;
+  }
   if (depth > 8) throw core::ConfigError("model: " + from.string() + ": weights files form a loop");
   const fs::path next = config.model.model;
   if (next.extension() == ".ckpt") {

@@ -111,9 +111,12 @@ FitResult fit(const core::TrainConfig& user_config, const FitOptions& options) {
       for (const auto& stale : core::remove_stale_temporaries(dir))
         spdlog::info("removed {} (left by an interrupted write)", stale.string());
     }
-    core::write_config_yaml(user_config, result.run_dir / "args.yaml");
+    // The user's config (device list included) with the run's task: a weights file's own.
+    core::TrainConfig recorded = user_config;
+    recorded.run.task = config.run.task;
+    core::write_config_yaml(recorded, result.run_dir / "args.yaml");
     spdlog::info("run folder: {}", result.run_dir.string());
-    spdlog::info("configuration:\n{}", core::config_table(user_config));
+    spdlog::info("configuration:\n{}", core::config_table(recorded));
   }
 
   ContextOptions context_options;

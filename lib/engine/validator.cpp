@@ -385,6 +385,9 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
                           : torch::cat(per_image).to(torch::kCPU, torch::kFloat).contiguous();
     const float* r = all_rows.data_ptr<float>();
     int64_t first_row = 0;  // the image's first label row in the batch
+    // Segmentation: the batch's GT masks on the predictions' device, once per batch.
+    const at::Tensor batch_masks =
+        segments && batch->masks.defined() ? batch->masks.to(device_) : at::Tensor();
     for (size_t b = 0; b < per_image.size(); ++b) {
       const int64_t image_rows_gt = static_cast<int64_t>(truth[b].classes.size());
       first_row += b == 0 ? 0 : static_cast<int64_t>(truth[b - 1].classes.size());
@@ -463,9 +466,8 @@ ValidationResult Validator::run(model::DetectionModelImpl& model, loss::Detectio
       }
       if (segments) {
         // The reference's tp_m: mask IoU with the GT masks at the predictions' resolution.
-        const auto gt = truth_masks(batch->masks.to(masks.device()), batch->overlap_masks,
-                                    static_cast<int64_t>(b), first_row, image_rows_gt,
-                                    masks.size(1), masks.size(2));
+        const auto gt = truth_masks(batch_masks, batch->overlap_masks, static_cast<int64_t>(b),
+                                    first_row, image_rows_gt, masks.size(1), masks.size(2));
         mask_metric.add_image_overlaps(mask_overlaps(gt, masks), scores, classes, truth[b].classes);
       }
       if (pose) {

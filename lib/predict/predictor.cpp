@@ -114,18 +114,20 @@ std::vector<ImagePrediction> Predictor::run(const std::vector<cv::Mat>& images, 
   const std::vector<at::Tensor> per_image = model_.postprocess(raw, postprocess_);
   const int64_t row_width = 6 + model_.head()->extra_channels();
   for (size_t i = 0; i < per_image.size(); ++i) {
-    const at::Tensor rows = per_image[i].to(torch::kCPU, torch::kFloat).contiguous();
+    at::Tensor rows = per_image[i].to(torch::kCPU, torch::kFloat).contiguous();
     const data::ImageGeometry g = input_to_original(height, width, images[i].rows, images[i].cols);
     at::Tensor masks;  // segmentation: (n, original h, original w) uint8 on the CPU
     if (segments_) {
-      const auto& device_rows = per_image[i];
-      masks = engine::masks_to_original(
-                  engine::predicted_masks(raw.protos.front()[static_cast<int64_t>(i)],
-                                          device_rows.narrow(1, 6, row_width - 6),
-                                          device_rows.narrow(1, 0, 4), height, width, true),
-                  g)
-                  .to(torch::kCPU)
-                  .contiguous();
+      auto device_rows = per_image[i];
+      auto input_masks = engine::predicted_masks(raw.protos.front()[static_cast<int64_t>(i)],
+                                                 device_rows.narrow(1, 6, row_width - 6),
+                                                 device_rows.narrow(1, 0, 4), height, width, true);
+      // The reference's predictor drops detections whose mask is empty.
+      const auto keep = input_masks.flatten(1).amax(1).gt(0);
+      device_rows = device_rows.index({keep});
+      input_masks = input_masks.index({keep});
+      rows = device_rows.to(torch::kCPU, torch::kFloat).contiguous();
+      masks = engine::masks_to_original(input_masks, g).to(torch::kCPU).contiguous();
     }
     ImagePrediction& prediction = out[i];
     prediction.input_height = height;

@@ -21,7 +21,7 @@ Sample mosaic_and_affine(int64_t index, const FetchSample& fetch, const PickPart
   const AffineParams params{a.degrees, a.translate, a.scale, a.shear, a.perspective};
   // copy_paste in flip mode runs between the mosaic and the warp, on every sample (no draw).
   const bool paste_flip =
-      recipe.mosaic_on && a.copy_paste > 0.0 && a.copy_paste_mode == core::CopyPasteMode::kFlip;
+      recipe.copy_paste_on && a.copy_paste > 0.0 && a.copy_paste_mode == core::CopyPasteMode::kFlip;
   if (recipe.mosaic_on && a.mosaic > 0.0 && rng.uniform() < a.mosaic) {
     const Sample first = fetch(index);
     Sample others[3];
@@ -59,8 +59,9 @@ Sample geometric_part(int64_t index, const FetchSample& fetch, const PickPartner
   const core::AugmentConfig& a = recipe.augment;
   Sample out = mosaic_and_affine(index, fetch, pick, recipe, rng);
   // copy_paste in mixup mode: another sample's objects, after the warp, with probability p.
-  if (recipe.mosaic_on && a.copy_paste > 0.0 && a.copy_paste_mode == core::CopyPasteMode::kMixup &&
-      !out.segments.empty() && rng.uniform() < a.copy_paste) {
+  if (recipe.copy_paste_on && a.copy_paste > 0.0 &&
+      a.copy_paste_mode == core::CopyPasteMode::kMixup && !out.segments.empty() &&
+      rng.uniform() < a.copy_paste) {
     const int64_t donor = pick(rng);
     SampleRng donor_rng(rng.next_u64(), 0, donor, StreamPurpose::kCopyPaste);
     const Sample other = mosaic_and_affine(donor, fetch, pick, recipe, donor_rng);

@@ -28,6 +28,7 @@ struct TrainRecipe {
   int imgsz = 640;
   core::AugmentConfig augment;
   bool mosaic_on = true;        // false after close_mosaic (also turns mixup off)
+  bool copy_paste_on = true;    // false after close_mosaic (rect training keeps it, as 8.4.190)
   std::vector<int> flip_idx{};  // pose: the keypoint permutation applied after a flip
   // Output size without mosaic (rect training: the batch's shape); 0 = imgsz.
   int out_height = 0;
