@@ -12,6 +12,7 @@
 
 #include "data/augment/copy_paste.h"
 #include "data/augment/polygon.h"
+#include "data/batch_plot.h"
 #include "data/coco_dataset.h"
 #include "data/dataset.h"
 #include "data/dataset_yaml.h"
@@ -309,4 +310,23 @@ TEST_CASE("loader with copy_paste: mirrored objects join the rows and the masks"
   CHECK(batch->masks[0].max().item<int>() == 2);
   pasted.start_epoch(1, false);  // close_mosaic: copy_paste off too
   CHECK(pasted.next()->labels.size(0) == 2);
+}
+
+TEST_CASE("batch plot: a segmentation batch tints each row's mask under its box") {
+  Batch batch;
+  batch.images = torch::zeros({1, 3, 32, 32}, torch::kUInt8);
+  batch.labels = torch::tensor({0.0f, 0.0f, 0.75f, 0.75f, 0.25f, 0.25f}).view({1, 6});
+  batch.files = {"a.png"};
+  auto index = torch::zeros({1, 8, 8}, torch::kInt32);
+  index[0].narrow(0, 5, 2).narrow(1, 5, 2).fill_(1);  // mask pixels (5..6, 5..6) of 8 x 8
+  batch.masks = index;
+  batch.overlap_masks = true;
+  const cv::Mat with = plot_batch(batch, {"thing"});
+  batch.masks = torch::Tensor();
+  const cv::Mat without = plot_batch(batch, {"thing"});
+  REQUIRE(with.rows == without.rows);
+  REQUIRE(with.cols == without.cols);
+  // Image pixel (25, 25) lies in mask pixel (6, 6) and inside the box (20..28), off its outline.
+  CHECK(with.at<cv::Vec3b>(25, 25) != without.at<cv::Vec3b>(25, 25));
+  CHECK(with.at<cv::Vec3b>(2, 30) == without.at<cv::Vec3b>(2, 30));
 }
