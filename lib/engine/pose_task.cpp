@@ -3,25 +3,17 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <optional>
 
 #include "core/error.h"
 #include "data/batch_plot.h"
-#include "engine/two_metric_table.h"
+#include "engine/two_metric_task.h"
 #include "loss/pose_loss.h"
 
 namespace trainer::engine {
 
 EpochColumns pose_columns(const std::vector<std::string>& loss_names) {
-  EpochColumns c;
-  c.loss_names = loss_names;
-  c.metric_names = {"metrics/precision(B)", "metrics/recall(B)",    "metrics/mAP50(B)",
-                    "metrics/mAP50-95(B)",  "metrics/precision(P)", "metrics/recall(P)",
-                    "metrics/mAP50(P)",     "metrics/mAP50-95(P)"};
-  c.extra_names = {"metrics/coco/AP", "metrics/coco/AP50", "metrics/coco/AP(P)",
-                   "metrics/coco/AP50(P)"};
-  return c;
+  return two_metric_columns(loss_names, "P");
 }
 
 model::DetectionModel PoseTask::build_model(const model::ModelName& name,
@@ -63,17 +55,7 @@ EpochColumns PoseTask::columns(model::DetectionModelImpl& model) const {
 }
 
 EpochValidation PoseTask::epoch_validation(const ValidationResult& val) const {
-  EpochValidation v;
-  const auto& b = val.metric;
-  const auto p = val.pose_metric.value_or(eval::ReferenceMetric::Result{});
-  v.metrics = {b.precision, b.recall, b.map50, b.map50_95,
-               p.precision, p.recall, p.map50, p.map50_95};
-  const double nan = std::nan("");
-  v.extras = {val.coco ? val.coco->stats[0] : nan, val.coco ? val.coco->stats[1] : nan,
-              val.coco_keypoints ? val.coco_keypoints->stats[0] : nan,
-              val.coco_keypoints ? val.coco_keypoints->stats[1] : nan};
-  v.loss_items = val.loss_items;
-  return v;
+  return two_metric_epoch_validation(val, val.pose_metric, val.coco_keypoints);
 }
 
 double PoseTask::fitness(const ValidationResult& result) const {

@@ -3,23 +3,15 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 
 #include "data/batch_plot.h"
-#include "engine/two_metric_table.h"
+#include "engine/two_metric_task.h"
 #include "loss/segment_loss.h"
 
 namespace trainer::engine {
 
 EpochColumns segment_columns(const std::vector<std::string>& loss_names) {
-  EpochColumns c;
-  c.loss_names = loss_names;
-  c.metric_names = {"metrics/precision(B)", "metrics/recall(B)",    "metrics/mAP50(B)",
-                    "metrics/mAP50-95(B)",  "metrics/precision(M)", "metrics/recall(M)",
-                    "metrics/mAP50(M)",     "metrics/mAP50-95(M)"};
-  c.extra_names = {"metrics/coco/AP", "metrics/coco/AP50", "metrics/coco/AP(M)",
-                   "metrics/coco/AP50(M)"};
-  return c;
+  return two_metric_columns(loss_names, "M");
 }
 
 model::DetectionModel SegmentTask::build_model(const model::ModelName& name,
@@ -45,17 +37,7 @@ EpochColumns SegmentTask::columns(model::DetectionModelImpl& model) const {
 }
 
 EpochValidation SegmentTask::epoch_validation(const ValidationResult& val) const {
-  EpochValidation v;
-  const auto& b = val.metric;
-  const auto m = val.mask_metric.value_or(eval::ReferenceMetric::Result{});
-  v.metrics = {b.precision, b.recall, b.map50, b.map50_95,
-               m.precision, m.recall, m.map50, m.map50_95};
-  const double nan = std::nan("");
-  v.extras = {val.coco ? val.coco->stats[0] : nan, val.coco ? val.coco->stats[1] : nan,
-              val.coco_masks ? val.coco_masks->stats[0] : nan,
-              val.coco_masks ? val.coco_masks->stats[1] : nan};
-  v.loss_items = val.loss_items;
-  return v;
+  return two_metric_epoch_validation(val, val.mask_metric, val.coco_masks);
 }
 
 double SegmentTask::fitness(const ValidationResult& result) const {

@@ -6,9 +6,9 @@
 
 #include "loss/pose_loss.h"
 #include "model/real_nvp.h"
-#include "model/torch_save.h"
 #include "model/weights_io.h"
 #include "parity_oracle.h"
+#include "parity_tensors.h"
 #include "test_support.h"
 
 using namespace trainer;
@@ -16,20 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using Named = std::vector<std::pair<std::string, at::Tensor>>;
-
-void save_tensors(const fs::path& file, const Named& t) {
-  c10::Dict<std::string, at::Tensor> dict;
-  for (const auto& [k, v] : t) dict.insert(k, v.detach().cpu().contiguous());
-  const auto bytes = model::torch_save_bytes(c10::IValue(dict));
-  test::write_text(file, std::string(bytes.begin(), bytes.end()));
-}
-
-std::map<std::string, at::Tensor> load_tensors(const fs::path& file) {
-  std::map<std::string, at::Tensor> out;
-  for (auto& [k, v] : model::read_weights_file(file)) out.emplace(k, v);
-  return out;
-}
+using Named = test::NamedTensors;
 
 // A flow with weights far from the gain-0.01 init, so that log_prob is not the plain normal.
 model::RealNvp seeded_flow(Named& saved) {
@@ -45,11 +32,6 @@ model::RealNvp seeded_flow(Named& saved) {
   return flow;
 }
 
-double max_abs(const at::Tensor& a, const at::Tensor& b) {
-  REQUIRE(a.sizes() == b.sizes());
-  return (a.to(torch::kDouble) - b.to(torch::kDouble)).abs().max().item<double>();
-}
-
 }  // namespace
 
 TEST_CASE("parity: RealNVP log_prob with identical weights") {
@@ -60,12 +42,12 @@ TEST_CASE("parity: RealNVP log_prob with identical weights") {
   auto flow = seeded_flow(saved);
   const auto x = torch::randn({64, 2}) * 3;
   saved.emplace_back("x", x);
-  save_tensors(dir / "flow.pt", saved);
+  test::save_tensors(dir / "flow.pt", saved);
   test::run_oracle(
       *python, "realnvp '" + (dir / "out.pt").string() + "' '" + (dir / "flow.pt").string() + "'");
-  const auto ref = load_tensors(dir / "out.pt").at("log_prob");
+  const auto ref = test::load_tensors(dir / "out.pt").at("log_prob");
   const auto got = flow->log_prob(x).detach();
-  const double d = max_abs(got, ref);
+  const double d = test::max_abs(got, ref);
   MESSAGE("RealNVP log_prob max |diff| " << d);
   CHECK(d < 1e-4);
 }
@@ -142,14 +124,14 @@ TEST_CASE("parity: pose losses (yolo26n-pose E2E + RLE, yolo11n-pose) on fixed r
       nvp = seeded_flow(saved);
       flow = loss::keypoint_flow(nvp);
     }
-    save_tensors(dir / "inputs.pt", saved);
+    test::save_tensors(dir / "inputs.pt", saved);
 
     loss::PoseLoss criterion(nc, reg_max, strides, loss::LossGains{}, loss::PoseGains{},
                              /*end2end=*/yolo26, k, nd, sigmas, flow);
     const auto result = criterion(out, loss::LossTargets{labels, kpts, {}, {}, true}, b);
     test::run_oracle(*python, "pose_loss '" + (dir / "ref.pt").string() + "' " + name + " " +
                                   std::to_string(nc) + " '" + (dir / "inputs.pt").string() + "'");
-    const auto ref = load_tensors(dir / "ref.pt");
+    const auto ref = test::load_tensors(dir / "ref.pt");
     MESSAGE(name << " total " << result.total.item<double>() << " / "
                  << ref.at("total").item<double>() << "\n items " << result.items << "\n ref   "
                  << ref.at("items"));
@@ -176,7 +158,7 @@ TEST_CASE("parity: pose losses (yolo26n-pose E2E + RLE, yolo11n-pose) on fixed r
       const auto& expect = ref.at("grad." + key);
       REQUIRE(grad.defined());
       const double scale = expect.abs().max().item<double>() + 1e-3;
-      worst = std::max(worst, max_abs(grad, expect) / scale);
+      worst = std::max(worst, test::max_abs(grad, expect) / scale);
     }
     MESSAGE(name << " " << grads.size() << " gradients, max |diff| / max |ref| " << worst);
     CHECK(worst < 1e-4);

@@ -8,42 +8,20 @@
 
 #include "model/detection_model.h"
 #include "model/model_name.h"
-#include "model/torch_save.h"
 #include "model/weights_io.h"
 #include "parity_oracle.h"
+#include "parity_tensors.h"
 #include "test_support.h"
 
 using namespace trainer;
 namespace fs = std::filesystem;
-
-namespace {
-
-void save_images(const fs::path& file, const at::Tensor& images) {
-  c10::Dict<std::string, at::Tensor> dict;
-  dict.insert("images", images.contiguous());
-  const auto bytes = model::torch_save_bytes(c10::IValue(dict));
-  test::write_text(file, std::string(bytes.begin(), bytes.end()));
-}
-
-at::Tensor flat(const std::vector<at::Tensor>& levels) {
-  std::vector<at::Tensor> out;
-  for (const auto& t : levels) out.push_back(t.flatten(2));
-  return torch::cat(out, 2);
-}
-
-double max_abs(const at::Tensor& a, const at::Tensor& b) {
-  REQUIRE(a.sizes() == b.sizes());
-  return (a.to(torch::kDouble) - b.to(torch::kDouble)).abs().max().item<double>();
-}
-
-}  // namespace
 
 TEST_CASE("parity: pose state-dict keys and shapes, raw keypoints and decode (yolo26n/yolo11n)") {
   TRAINER_REQUIRE_ORACLE(python);
   test::TempDir dir;
   torch::manual_seed(21);
   const at::Tensor images = torch::rand({2, 3, 96, 128});
-  save_images(dir / "inputs.pt", images);
+  test::save_tensors(dir / "inputs.pt", {{"images", images}});
   for (const std::string name : {"yolo26n-pose", "yolo11n-pose"}) {
     CAPTURE(name);
     torch::manual_seed(4);
@@ -71,15 +49,15 @@ TEST_CASE("parity: pose state-dict keys and shapes, raw keypoints and decode (yo
     m->eval();
     torch::NoGradGuard no_grad;
     const model::DetectOutput raw = m->forward_train(images);
-    std::map<std::string, at::Tensor> ref;
-    for (auto& [k, v] : model::read_weights_file(ref_file)) ref.emplace(k, v);
-    const double o2m = max_abs(flat(raw.one2many), ref.at("one2many"));
-    const double kpts = max_abs(flat(raw.one2many_kpts), ref.at("one2many_kpts"));
+    const auto ref = test::load_tensors(ref_file);
+    const double o2m = test::max_abs(test::flat_levels(raw.one2many), ref.at("one2many"));
+    const double kpts =
+        test::max_abs(test::flat_levels(raw.one2many_kpts), ref.at("one2many_kpts"));
     MESSAGE(name << " one2many max |diff| " << o2m << ", kpts " << kpts);
     CHECK(o2m < 1e-4);
     CHECK(kpts < 1e-4);
     if (m->end2end()) {
-      CHECK(max_abs(flat(raw.one2one_kpts), ref.at("one2one_kpts")) < 1e-4);
+      CHECK(test::max_abs(test::flat_levels(raw.one2one_kpts), ref.at("one2one_kpts")) < 1e-4);
     }
     // The one-to-many decode: boxes xyxy (the reference's xywh converted), scores, keypoints.
     const at::Tensor decoded = m->head()->decode_output(raw, /*one2one=*/false);
@@ -87,15 +65,15 @@ TEST_CASE("parity: pose state-dict keys and shapes, raw keypoints and decode (yo
     REQUIRE(r.size(1) == 4 + 1 + 51);
     const auto xy = r.slice(1, 0, 2), wh = r.slice(1, 2, 4);
     const at::Tensor ref_xyxy = torch::cat({xy - wh / 2, xy + wh / 2, r.slice(1, 4)}, 1);
-    const double d = max_abs(decoded, ref_xyxy);
-    const double dk = max_abs(decoded.slice(1, 5), r.slice(1, 5));
+    const double d = test::max_abs(decoded, ref_xyxy);
+    const double dk = test::max_abs(decoded.slice(1, 5), r.slice(1, 5));
     MESSAGE(name << " decoded max |diff| " << d << ", keypoints " << dk);
     CHECK(d < 1e-3);  // pixels (up to ~128) and scores
     CHECK(dk < 1e-3);
     if (m->end2end()) {
       // The end-to-end top-k with the keypoints gathered at the chosen anchors.
       const at::Tensor top = m->predict_topk(images, 300);
-      const double dt = max_abs(top, ref.at("topk"));
+      const double dt = test::max_abs(top, ref.at("topk"));
       MESSAGE(name << " top-k max |diff| " << dt);
       CHECK(dt < 1e-3);
     }

@@ -7,9 +7,9 @@
 #include <torch/torch.h>
 
 #include "loss/segment_loss.h"
-#include "model/torch_save.h"
 #include "model/weights_io.h"
 #include "parity_oracle.h"
+#include "parity_tensors.h"
 #include "test_support.h"
 
 using namespace trainer;
@@ -17,25 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using Named = std::vector<std::pair<std::string, at::Tensor>>;
-
-void save_tensors(const fs::path& file, const Named& t) {
-  c10::Dict<std::string, at::Tensor> dict;
-  for (const auto& [k, v] : t) dict.insert(k, v.detach().cpu().contiguous());
-  const auto bytes = model::torch_save_bytes(c10::IValue(dict));
-  test::write_text(file, std::string(bytes.begin(), bytes.end()));
-}
-
-std::map<std::string, at::Tensor> load_tensors(const fs::path& file) {
-  std::map<std::string, at::Tensor> out;
-  for (auto& [k, v] : model::read_weights_file(file)) out.emplace(k, v);
-  return out;
-}
-
-double max_abs(const at::Tensor& a, const at::Tensor& b) {
-  REQUIRE(a.sizes() == b.sizes());
-  return (a.to(torch::kDouble) - b.to(torch::kDouble)).abs().max().item<double>();
-}
+using Named = test::NamedTensors;
 
 // Masks at (h, w) for the label rows: each object an ellipse inside its box. overlap: one index
 // image per batch image (row j of the image = j + 1, later rows drawn over earlier ones); else one
@@ -112,14 +94,14 @@ TEST_CASE(
         saved.emplace_back("semantic", semantic);
         out.semantic = {semantic};
       }
-      save_tensors(dir / "inputs.pt", saved);
+      test::save_tensors(dir / "inputs.pt", saved);
 
       loss::SegmentLoss criterion(nc, reg_max, strides, loss::LossGains{}, /*end2end=*/yolo26);
       const auto result = criterion(out, loss::LossTargets{labels, {}, {}, masks, overlap}, b);
       test::run_oracle(*python, "seg_loss '" + (dir / "ref.pt").string() + "' " + name + " " +
                                     std::to_string(nc) + " " + (overlap ? "1" : "0") + " '" +
                                     (dir / "inputs.pt").string() + "'");
-      const auto ref = load_tensors(dir / "ref.pt");
+      const auto ref = test::load_tensors(dir / "ref.pt");
       MESSAGE(name << " overlap " << overlap << " total " << result.total.item<double>() << " / "
                    << ref.at("total").item<double>() << "\n items " << result.items << "\n ref   "
                    << ref.at("items"));
@@ -140,7 +122,7 @@ TEST_CASE(
         REQUIRE(tensor.grad().defined());
         const auto& expect = ref.at("grad." + key);
         const double scale = expect.abs().max().item<double>() + 1e-3;
-        worst = std::max(worst, max_abs(tensor.grad(), expect) / scale);
+        worst = std::max(worst, test::max_abs(tensor.grad(), expect) / scale);
         ++count;
       }
       MESSAGE(name << " " << count << " gradients, max |diff| / max |ref| " << worst);

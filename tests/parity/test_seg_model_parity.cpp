@@ -9,42 +9,20 @@
 
 #include "model/detection_model.h"
 #include "model/model_name.h"
-#include "model/torch_save.h"
 #include "model/weights_io.h"
 #include "parity_oracle.h"
+#include "parity_tensors.h"
 #include "test_support.h"
 
 using namespace trainer;
 namespace fs = std::filesystem;
-
-namespace {
-
-void save_images(const fs::path& file, const at::Tensor& images) {
-  c10::Dict<std::string, at::Tensor> dict;
-  dict.insert("images", images.contiguous());
-  const auto bytes = model::torch_save_bytes(c10::IValue(dict));
-  test::write_text(file, std::string(bytes.begin(), bytes.end()));
-}
-
-at::Tensor flat(const std::vector<at::Tensor>& levels) {
-  std::vector<at::Tensor> out;
-  for (const auto& t : levels) out.push_back(t.flatten(2));
-  return torch::cat(out, 2);
-}
-
-double max_abs(const at::Tensor& a, const at::Tensor& b) {
-  REQUIRE(a.sizes() == b.sizes());
-  return (a.to(torch::kDouble) - b.to(torch::kDouble)).abs().max().item<double>();
-}
-
-}  // namespace
 
 TEST_CASE("parity: segment keys and shapes, coefficients, protos, decode, semantic logits") {
   TRAINER_REQUIRE_ORACLE(python);
   test::TempDir dir;
   torch::manual_seed(23);
   const at::Tensor images = torch::rand({2, 3, 96, 128});
-  save_images(dir / "inputs.pt", images);
+  test::save_tensors(dir / "inputs.pt", {{"images", images}});
   const int nc = 3;
   for (const std::string name : {"yolo26n-seg", "yolo11n-seg"}) {
     CAPTURE(name);
@@ -70,22 +48,23 @@ TEST_CASE("parity: segment keys and shapes, coefficients, protos, decode, semant
       CHECK(ours[i].second.sizes().vec() == keys["shapes"][i].get<std::vector<int64_t>>());
     }
 
-    std::map<std::string, at::Tensor> ref;
-    for (auto& [k, v] : model::read_weights_file(ref_file)) ref.emplace(k, v);
+    const auto ref = test::load_tensors(ref_file);
     torch::NoGradGuard no_grad;
     m->eval();
     const model::DetectOutput raw = m->forward_train(images);
     REQUIRE(raw.protos.size() == 1);
     CHECK(raw.semantic.empty());  // training mode only
-    const double o2m = max_abs(flat(raw.one2many), ref.at("one2many"));
-    const double coef = max_abs(flat(raw.one2many_coef), ref.at("one2many_coef"));
-    const double protos = max_abs(raw.protos[0], ref.at("protos"));
+    const double o2m = test::max_abs(test::flat_levels(raw.one2many), ref.at("one2many"));
+    const double coef =
+        test::max_abs(test::flat_levels(raw.one2many_coef), ref.at("one2many_coef"));
+    const double protos = test::max_abs(raw.protos[0], ref.at("protos"));
     MESSAGE(name << " one2many max |diff| " << o2m << ", coefficients " << coef << ", protos "
                  << protos);
     CHECK(o2m < 1e-4);
     CHECK(coef < 1e-4);
     CHECK(protos < 1e-4);
-    if (m->end2end()) CHECK(max_abs(flat(raw.one2one_coef), ref.at("one2one_coef")) < 1e-4);
+    if (m->end2end())
+      CHECK(test::max_abs(test::flat_levels(raw.one2one_coef), ref.at("one2one_coef")) < 1e-4);
 
     // The one-to-many decode: boxes xyxy (the reference's xywh converted), scores, coefficients.
     const at::Tensor decoded = m->head()->decode_output(raw, /*one2one=*/false);
@@ -93,9 +72,9 @@ TEST_CASE("parity: segment keys and shapes, coefficients, protos, decode, semant
     REQUIRE(r.size(1) == 4 + nc + 32);
     const auto xy = r.slice(1, 0, 2), wh = r.slice(1, 2, 4);
     const at::Tensor ref_xyxy = torch::cat({xy - wh / 2, xy + wh / 2, r.slice(1, 4)}, 1);
-    CHECK(max_abs(decoded, ref_xyxy) < 1e-3);
+    CHECK(test::max_abs(decoded, ref_xyxy) < 1e-3);
     if (m->end2end()) {
-      const double dt = max_abs(m->predict_topk(images, 300), ref.at("topk"));
+      const double dt = test::max_abs(m->predict_topk(images, 300), ref.at("topk"));
       MESSAGE(name << " top-k max |diff| " << dt);
       CHECK(dt < 1e-3);
     }
@@ -106,11 +85,11 @@ TEST_CASE("parity: segment keys and shapes, coefficients, protos, decode, semant
       if (std::dynamic_pointer_cast<torch::nn::BatchNorm2dImpl>(module)) module->eval();
     }
     const model::DetectOutput train = m->forward_train(images);
-    CHECK(max_abs(train.protos.at(0), ref.at("train_protos")) < 1e-4);
+    CHECK(test::max_abs(train.protos.at(0), ref.at("train_protos")) < 1e-4);
     if (m->end2end()) {
       REQUIRE(train.semantic.size() == 1);
       CHECK(train.semantic[0].sizes() == torch::IntArrayRef{2, nc, 12, 16});
-      const double sem = max_abs(train.semantic[0], ref.at("semantic"));
+      const double sem = test::max_abs(train.semantic[0], ref.at("semantic"));
       MESSAGE(name << " semantic max |diff| " << sem);
       CHECK(sem < 1e-4);
     } else {

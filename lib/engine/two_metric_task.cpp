@@ -1,7 +1,9 @@
 // See two_metric_table.h.
-#include "engine/two_metric_table.h"
+#include "engine/two_metric_task.h"
 
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace trainer::engine {
 namespace {
@@ -16,6 +18,34 @@ eval::ReferenceMetric::PerClass as_row(const eval::ReferenceMetric::Result& m) {
 }
 
 }  // namespace
+
+EpochColumns two_metric_columns(const std::vector<std::string>& loss_names,
+                                const std::string& tag) {
+  EpochColumns c;
+  c.loss_names = loss_names;
+  const std::string t = "(" + tag + ")";
+  c.metric_names = {"metrics/precision(B)", "metrics/recall(B)",     "metrics/mAP50(B)",
+                    "metrics/mAP50-95(B)",  "metrics/precision" + t, "metrics/recall" + t,
+                    "metrics/mAP50" + t,    "metrics/mAP50-95" + t};
+  c.extra_names = {"metrics/coco/AP", "metrics/coco/AP50", "metrics/coco/AP" + t,
+                   "metrics/coco/AP50" + t};
+  return c;
+}
+
+EpochValidation two_metric_epoch_validation(
+    const ValidationResult& val, const std::optional<eval::ReferenceMetric::Result>& second,
+    const std::optional<eval::CocoStats>& second_coco) {
+  EpochValidation v;
+  const auto& b = val.metric;
+  const auto m = second.value_or(eval::ReferenceMetric::Result{});
+  v.metrics = {b.precision, b.recall, b.map50, b.map50_95,
+               m.precision, m.recall, m.map50, m.map50_95};
+  const double nan = std::nan("");
+  v.extras = {val.coco ? val.coco->stats[0] : nan, val.coco ? val.coco->stats[1] : nan,
+              second_coco ? second_coco->stats[0] : nan, second_coco ? second_coco->stats[1] : nan};
+  v.loss_items = val.loss_items;
+  return v;
+}
 
 std::string format_two_metric_table(const ValidationResult& r,
                                     const eval::ReferenceMetric::Result& second,
