@@ -80,8 +80,15 @@ MaskPredictions SegmentHeadLoss::parse(const std::vector<at::Tensor>& coefficien
   return out;
 }
 
-at::Tensor SegmentHeadLoss::gt_masks_for_assigner(const MaskTargets& t, int64_t batch_size,
-                                                  int64_t m, int64_t h, int64_t w) const {
+at::Tensor semantic_target_at(const MaskTargets& targets, int64_t batch_size, int64_t num_classes,
+                              int64_t h, int64_t w) {
+  const auto target = semantic_targets(targets, batch_size, num_classes);
+  return target.size(2) == h && target.size(3) == w ? target
+                                                    : at::upsample_nearest2d(target, {h, w});
+}
+
+at::Tensor assigner_gt_masks(const MaskTargets& t, int64_t batch_size, int64_t m, int64_t h,
+                             int64_t w) {
   at::Tensor masks = t.masks;
   if (masks.numel() > 0 && (masks.size(-2) != h || masks.size(-1) != w)) {
     masks = at::upsample_nearest2d(masks.unsqueeze(0).to(at::kFloat), {h, w}).squeeze(0);
@@ -112,8 +119,10 @@ at::Tensor SegmentHeadLoss::operator()(const HeadPredictions& p, const MaskPredi
     in.boxes = p.pred_bboxes.detach() * p.stride;
     in.mask_scale = static_cast<double>(ph) / p.image_h;
     in.protos = mp.protos.detach();
-    in.gt_masks =
-        gt_masks_for_assigner(targets, bs, gt.labels.size(1), ph, pw).to(mp.protos.device());
+    in.gt_masks = (targets.assigner_masks.defined()
+                       ? targets.assigner_masks
+                       : assigner_gt_masks(targets, bs, gt.labels.size(1), ph, pw))
+                      .to(mp.protos.device());
     const auto scores = p.pred_scores.detach().sigmoid();
     const auto hooks =
         segment_assigner_hooks(head_.assigner().options(), scores, gt.labels, std::move(in));
@@ -153,14 +162,10 @@ at::Tensor SegmentHeadLoss::operator()(const HeadPredictions& p, const MaskPredi
     }
     seg = seg / fg.sum();
     if (mp.semantic.defined()) {
-      const int64_t nc = mp.semantic.size(1);
-      auto target = semantic_targets(
-          MaskTargets{masks, targets.overlap, batch_idx, targets.classes.to(masks.device())}, bs,
-          nc);
-      const int64_t sh = mp.semantic.size(2), sw = mp.semantic.size(3);
-      if (target.size(2) != sh || target.size(3) != sw) {
-        target = at::upsample_nearest2d(target, {sh, sw});
-      }
+      const auto target = targets.semantic_target.defined()
+                              ? targets.semantic_target
+                              : semantic_target_at(targets, bs, mp.semantic.size(1),
+                                                   mp.semantic.size(2), mp.semantic.size(3));
       sem = 0.5 * at::binary_cross_entropy_with_logits(mp.semantic, target) +
             0.5 * multi_channel_dice_loss(mp.semantic, target);
     }

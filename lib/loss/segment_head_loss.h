@@ -37,6 +37,10 @@ struct MaskTargets {
   bool overlap = true;
   at::Tensor batch_idx;  // (n) int64 image of each label row
   at::Tensor classes;    // (n) int64 class of each label row
+  // Derived once per batch by the caller when both branches of an end-to-end loss read them
+  // (SegmentLoss); a head loss derives what is left undefined itself.
+  at::Tensor assigner_masks{};   // assigner_gt_masks at the prototypes' size
+  at::Tensor semantic_target{};  // semantic_target_at the semantic logits' size
 };
 
 // The reference's crop-normalised mask loss of one image: gt (n, h, w) 0/1, coefficients (n, nm),
@@ -54,6 +58,16 @@ at::Tensor multi_channel_dice_loss(const at::Tensor& logits, const at::Tensor& t
 // The semantic target: (B, nc, h, w) one-hot class of the instance that covers each pixel (the
 // smallest one when several do, as the overlap index draws them), 0 where none does.
 at::Tensor semantic_targets(const MaskTargets& targets, int64_t batch_size, int64_t num_classes);
+
+// semantic_targets nearest-resized to (h, w) (the semantic logits' size), as the reference's
+// BCEDiceLoss resizes its target.
+at::Tensor semantic_target_at(const MaskTargets& targets, int64_t batch_size, int64_t num_classes,
+                              int64_t h, int64_t w);
+
+// The GT masks per (image, padded GT slot) at (h, w), bool (B, m, h, w), for the mask-aware
+// assigner (nearest-resized when the masks have another size).
+at::Tensor assigner_gt_masks(const MaskTargets& targets, int64_t batch_size, int64_t m, int64_t h,
+                             int64_t w);
 
 class SegmentHeadLoss {
  public:
@@ -74,10 +88,6 @@ class SegmentHeadLoss {
   bool mask_aware() const { return mask_aware_; }
 
  private:
-  // The GT masks per (image, padded GT slot) at the prototypes' size, bool (B, M, h, w).
-  at::Tensor gt_masks_for_assigner(const MaskTargets& targets, int64_t batch_size, int64_t m,
-                                   int64_t h, int64_t w) const;
-
   HeadLoss head_;
   bool mask_aware_;
   double box_gain_;

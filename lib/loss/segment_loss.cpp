@@ -43,10 +43,18 @@ LossResult SegmentLoss::operator()(const model::DetectOutput& outputs, const Los
   const auto gt = pack_targets(targets.labels, batch_size, seg_o2m_.head().num_classes(),
                                o2m.image_h, o2m.image_w, device);
   const auto labels = targets.labels.to(device);
-  const MaskTargets mask_targets{targets.masks.to(device), targets.overlap_masks,
-                                 labels.select(1, 0).to(at::kLong),
-                                 labels.select(1, 1).to(at::kLong)};
+  MaskTargets mask_targets{targets.masks.to(device), targets.overlap_masks,
+                           labels.select(1, 0).to(at::kLong), labels.select(1, 1).to(at::kLong)};
   const at::Tensor semantic = outputs.semantic.empty() ? at::Tensor() : outputs.semantic.front();
+  if (end2end()) {  // both branches read these: derived once
+    const auto& protos = outputs.protos.front();
+    mask_targets.assigner_masks = assigner_gt_masks(mask_targets, batch_size, gt.labels.size(1),
+                                                    protos.size(2), protos.size(3));
+    if (semantic.defined()) {
+      mask_targets.semantic_target = semantic_target_at(mask_targets, batch_size, semantic.size(1),
+                                                        semantic.size(2), semantic.size(3));
+    }
+  }
   const auto masks_o2m =
       seg_o2m_.parse(outputs.one2many_coef, outputs.protos.front(), semantic, /*detach=*/false);
   const auto loss_o2m = seg_o2m_(o2m, masks_o2m, gt, mask_targets);

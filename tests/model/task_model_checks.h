@@ -1,7 +1,7 @@
-// Helpers shared by the task-head model tests (pose, OBB): parameter counts, the head's attribute
-// order in the state dict, and the weights round trip (a tiny task model's weights saved and
-// loaded into a freshly seeded one are equal to the bit, key by key; plain detection weights do
-// not fit).
+// Helpers shared by the task-head model tests (pose, OBB, segmentation): parameter counts, the
+// reference's summary figures, the head's attribute order in the state dict, and the weights round
+// trip (a tiny task model's weights saved and loaded into a freshly seeded one are equal to the
+// bit, key by key; plain detection weights do not fit).
 #pragma once
 
 #include <doctest/doctest.h>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/detection_model.h"
+#include "model/model_summary.h"
 #include "model/weights_io.h"
 #include "test_support.h"
 
@@ -38,6 +39,20 @@ inline std::vector<std::string> head_attribute_order(const torch::nn::Module& m,
   }
   if (head_keys) *head_keys = keys;
   return order;
+}
+
+// The summary of `m` (built at nc=80) at 640 px equals the reference's figures for its name:
+// layers, modules, parameters and the unrounded GFLOPs. Returns the summary for further checks.
+inline model::ModelSummary check_reference_summary(model::DetectionModelImpl& m) {
+  const auto ref = model::reference_figures(m.name());
+  REQUIRE(ref.has_value());
+  const auto s = model::summarize_model(m, 640);
+  CHECK(s.layers == ref->layers);
+  CHECK(s.modules == ref->modules);
+  CHECK(s.parameters == ref->parameters);
+  // The unrounded get_flops(model, 640): the same counts, so equal up to double rounding.
+  CHECK(s.gflops == doctest::Approx(ref->gflops).epsilon(1e-9));
+  return s;
 }
 
 // `prepare` runs on the first model before saving (e.g. a forward pass that fills BN statistics).

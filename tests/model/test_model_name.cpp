@@ -21,11 +21,11 @@ TEST_CASE("built-in model names parse into family and scale") {
 }
 
 TEST_CASE("an unknown model lists the valid names") {
-  CHECK_THROWS_WITH_AS(
-      parse_model_name("yolo27n"),
-      "unknown model 'yolo27n'; valid names: yolo26n, yolo26s, yolo26m, yolo26l, "
-      "yolo26x, yolo11n, yolo11s, yolo11m, yolo11l, yolo11x, yolo26t/yolo11t (tiny test models), or a model .yaml path",
-      trainer::core::ConfigError);
+  CHECK_THROWS_WITH_AS(parse_model_name("yolo27n"),
+                       "unknown model 'yolo27n'; valid names: yolo26n, yolo26s, yolo26m, yolo26l, "
+                       "yolo26x, yolo11n, yolo11s, yolo11m, yolo11l, yolo11x, yolo26t/yolo11t "
+                       "(tiny test models), or a model .yaml path",
+                       trainer::core::ConfigError);
   CHECK_THROWS_WITH_AS(parse_model_name("/nope/custom.yaml"),
                        "model yaml not found: /nope/custom.yaml", trainer::core::ConfigError);
 }

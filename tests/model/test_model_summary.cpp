@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "model/model_summary.h"
+#include "task_model_checks.h"
 
 using namespace trainer::model;
 
@@ -114,14 +115,8 @@ TEST_CASE("every pose summary matches the reference's layers, parameters and GFL
   for (const auto& c : cases) {
     CAPTURE(c.name);
     const auto name = parse_model_name(c.name);
-    const auto ref = reference_figures(name);
-    REQUIRE(ref.has_value());
     auto model = build_detection_model(name, 80);
-    const auto s = summarize_model(*model, 640);
-    CHECK(s.layers == ref->layers);
-    CHECK(s.modules == ref->modules);
-    CHECK(s.parameters == ref->parameters);
-    CHECK(s.gflops == doctest::Approx(ref->gflops).epsilon(1e-9));
+    const auto s = trainer::test::check_reference_summary(*model);
     CHECK(s.rows.size() == 24);
     auto one = build_detection_model(name, 1);
     const auto s1 = summarize_model(*one, 640);

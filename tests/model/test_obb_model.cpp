@@ -38,14 +38,8 @@ TEST_CASE("obb parameter counts and GFLOPs equal the reference's for all ten (nc
     const auto name = parse_model_name(c.name);
     CHECK(name.task == core::Task::kObb);
     CHECK(name.display() == c.name);
-    const auto ref = reference_figures(name);  // nc=80
-    REQUIRE(ref.has_value());
     auto model = build_detection_model(name, 80);
-    const auto s = summarize_model(*model, 640);
-    CHECK(s.parameters == ref->parameters);
-    CHECK(s.layers == ref->layers);
-    CHECK(s.modules == ref->modules);
-    CHECK(s.gflops == doctest::Approx(ref->gflops).epsilon(1e-9));
+    test::check_reference_summary(*model);
     auto dota = build_detection_model(name, 15);
     CHECK(parameter_count(*dota) == c.nc15);
     CHECK(summarize_model(*dota, 640).gflops == doctest::Approx(c.gflops_nc15).epsilon(1e-9));

@@ -43,14 +43,8 @@ TEST_CASE("segment parameter counts and GFLOPs equal the reference's for all ten
     const auto name = parse_model_name(c.name);
     CHECK(name.task == core::Task::kSegment);
     CHECK(name.display() == c.name);
-    const auto ref = reference_figures(name);  // nc=80
-    REQUIRE(ref.has_value());
     auto model = build_detection_model(name, 80);
-    const auto s = summarize_model(*model, 640);
-    CHECK(s.parameters == ref->parameters);
-    CHECK(s.layers == ref->layers);
-    CHECK(s.modules == ref->modules);
-    CHECK(s.gflops == doctest::Approx(ref->gflops).epsilon(1e-9));
+    test::check_reference_summary(*model);
     REQUIRE(model->segment_head() != nullptr);
     CHECK(parameter_count(*model->segment_head()->proto()) == c.proto);
     auto small = build_detection_model(name, 3);
