@@ -15,6 +15,7 @@
 #include "app/config_args.h"
 #include "core/device_spelling.h"
 #include "core/error.h"
+#include "core/fault_hooks.h"
 #include "dist/local_launcher.h"
 #include "engine/rank_setup.h"
 #include "engine/trainer.h"
@@ -24,10 +25,11 @@ namespace {
 
 // Fault injection for the fault scripts (scripts/ddp_test.sh): TRAINER_FAULT_NON_FINITE=R:E:B makes
 // rank R's loss non-finite at batch B of epoch E (both 0-based) once, as a diverging run would.
-// Unset: no fault.
+// Honoured only with the test switch TRAINER_TEST_HOOKS=1 (core/fault_hooks.h); else no fault.
 std::function<bool(int64_t, int64_t)> non_finite_fault(int rank) {
-  const char* spec = std::getenv("TRAINER_FAULT_NON_FINITE");
-  if (spec == nullptr) return {};
+  const auto setting = core::fault_setting("TRAINER_FAULT_NON_FINITE");
+  if (!setting) return {};
+  const char* spec = setting->c_str();
   int r = -1;
   long long e = -1, b = -1;
   if (std::sscanf(spec, "%d:%lld:%lld", &r, &e, &b) != 3) {

@@ -175,7 +175,7 @@ check "... naming the rank and stopping the others" \
 check "... and leaves no rank running" bash -c "! pgrep -P $launcher_pid >/dev/null"
 
 # A non-finite loss on rank 1 only: every rank rolls the epoch back and the run completes.
-TRAINER_FAULT_NON_FINITE=1:1:0 torchrun --nproc-per-node 2 --master-port "$(free_port)" --no-python \
+TRAINER_TEST_HOOKS=1 TRAINER_FAULT_NON_FINITE=1:1:0 torchrun --nproc-per-node 2 --master-port "$(free_port)" --no-python \
   "$trainer" fit "${common[@]}" epochs=3 name=nonfinite >"$work/nonfinite.log" 2>&1 \
   || cat "$work/nonfinite.log" >&2
 check "a NaN on rank 1: rank 0 rolls back too" \

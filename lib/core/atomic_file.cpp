@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/fault_hooks.h"
+
 namespace trainer::core {
 namespace {
 
@@ -63,6 +65,7 @@ void write_file_atomically(const std::filesystem::path& target, std::string_view
     fail("cannot rename into", target);
   }
   fsync_directory(target.parent_path());
+  exit_if_fault_after_rename(target);  // tests only (core/fault_hooks.h)
 }
 
 std::vector<std::filesystem::path> remove_stale_temporaries(const std::filesystem::path& dir) {
