@@ -12,13 +12,20 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/csrc/distributed/c10d/comm.hpp>
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "core/error.h"
 #include "dist/group_impl.h"
+#include "dist/local_launcher.h"
 
 #ifdef TRAINER_WITH_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
@@ -40,6 +47,26 @@ int restart_count() {
   return v == nullptr ? 0 : std::atoi(v);
 }
 
+// The listening socket trainer's own launcher handed to rank 0 (dist/local_launcher.h), when it is
+// a listening socket on MASTER_PORT; the variable is removed so no child inherits it.
+std::optional<int> inherited_store_socket(int port) {
+  const char* v = std::getenv(kStoreListenFdVariable);
+  if (v == nullptr) return std::nullopt;
+  const int fd = std::atoi(v);
+  ::unsetenv(kStoreListenFdVariable);
+  sockaddr_in addr{};
+  socklen_t len = sizeof(addr);
+  int listening = 0;
+  socklen_t option_len = sizeof(listening);
+  if (fd <= 2 || ::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &option_len) != 0 ||
+      !listening || ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
+      addr.sin_family != AF_INET || ntohs(addr.sin_port) != port) {
+    return std::nullopt;
+  }
+  ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  return fd;
+}
+
 c10::intrusive_ptr<c10d::Store> connect_store(const GroupOptions& o) {
   const auto& env = o.env;
   if (env.master_addr.empty() || env.master_port <= 0 || env.master_port > 65535) {
@@ -56,6 +83,7 @@ c10::intrusive_ptr<c10d::Store> connect_store(const GroupOptions& o) {
   so.waitWorkers = true;
   so.multiTenant = true;
   so.timeout = std::min<std::chrono::milliseconds>(o.timeout, kMaxJoinTimeout);
+  if (so.isServer) so.masterListenFd = inherited_store_socket(env.master_port);
   const auto join_seconds = std::chrono::duration_cast<std::chrono::seconds>(so.timeout).count();
   c10::intrusive_ptr<c10d::Store> store;
   try {
@@ -81,7 +109,7 @@ c10::intrusive_ptr<c10d::Store> connect_store(const GroupOptions& o) {
 
 std::unique_ptr<Group::Impl> make_group(c10::intrusive_ptr<c10d::Store> store, int rank, int size,
                                         Backend backend, std::chrono::milliseconds timeout,
-                                        int local_rank) {
+                                        const c10::Device& training_device) {
   auto impl = std::make_unique<Group::Impl>();
   impl->rank = rank;
   impl->size = size;
@@ -97,14 +125,14 @@ std::unique_ptr<Group::Impl> make_group(c10::intrusive_ptr<c10d::Store> store, i
     impl->group->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
   } else {
 #ifdef TRAINER_WITH_NCCL
-    impl->device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(local_rank));
+    impl->device = collective_device(backend, training_device);
     auto options = c10d::ProcessGroupNCCL::Options::create();
     options->timeout = timeout;
     auto nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, size, options);
     impl->group->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::NCCL, nccl);
     impl->group->setDefaultBackend(c10d::ProcessGroup::BackendType::NCCL);
 #else
-    (void)local_rank;
+    (void)training_device;
     throw core::ConfigError("dist_backend: nccl is not in this build (a CPU build): use gloo");
 #endif
   }
@@ -130,6 +158,16 @@ Backend choose_backend(const std::string& name, bool cuda_device) {
       "dist_backend: '{}' is not a backend (use nccl or gloo, or leave it empty)", name));
 }
 
+c10::Device collective_device(Backend backend, const c10::Device& training_device) {
+  if (backend == Backend::kGloo) return c10::Device(c10::kCPU);
+  if (!training_device.is_cuda() || !training_device.has_index()) {
+    throw core::ConfigError(
+        fmt::format("dist_backend: nccl runs on this rank's CUDA device, but its device is {}",
+                    training_device.str()));
+  }
+  return training_device;
+}
+
 const char* backend_name(Backend backend) {
   return backend == Backend::kNccl ? "nccl" : "gloo";
 }
@@ -148,7 +186,7 @@ Group::~Group() = default;
 std::shared_ptr<Group> Group::join(const GroupOptions& options) {
   auto store = connect_store(options);
   auto impl = make_group(store, options.env.rank, options.env.world_size, options.backend,
-                         options.timeout, options.env.local_rank);
+                         options.timeout, options.device);
   auto group = std::shared_ptr<Group>(new Group(std::move(impl)));
   group->barrier();  // everyone's backend is up before anyone trains
   return group;
@@ -170,7 +208,7 @@ std::shared_ptr<Group> Group::join_in_process(const std::string& name, int rank,
     store = slot;
   }
   store->setTimeout(timeout);
-  auto impl = make_group(store, rank, size, Backend::kGloo, timeout, 0);
+  auto impl = make_group(store, rank, size, Backend::kGloo, timeout, c10::Device(c10::kCPU));
   return std::shared_ptr<Group>(new Group(std::move(impl)));
 }
 

@@ -25,9 +25,15 @@ Backend choose_backend(const std::string& name, bool cuda_device);
 const char* backend_name(Backend backend);
 bool nccl_available();  // built with c10d's NCCL backend
 
+// Where a rank's collective buffers live: the CPU for Gloo, the rank's own training device for
+// NCCL (device=2,3 puts rank 0's on cuda:2, not cuda:LOCAL_RANK). Throws core::ConfigError for
+// NCCL without a CUDA device with an index.
+c10::Device collective_device(Backend backend, const c10::Device& training_device);
+
 struct GroupOptions {
   core::DistEnv env;
   Backend backend = Backend::kGloo;
+  c10::Device device{c10::kCPU};  // this rank's training device (collective_device)
   std::chrono::milliseconds timeout{std::chrono::hours(3)};
 };
 

@@ -3,6 +3,7 @@
 #include "dist/local_launcher.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -41,11 +42,18 @@ std::string describe(int status) {
   return "stopped";
 }
 
-pid_t start_rank(const std::vector<std::string>& argv, int rank, int nproc, int port) {
+pid_t start_rank(const std::vector<std::string>& argv, int rank, int nproc, int port,
+                 int store_fd) {
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(fmt::format("fork failed: {}", std::strerror(errno)));
   if (pid > 0) return pid;
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (rank == 0) {  // rank 0 hosts the store on the launcher's loopback socket (kept over exec)
+    ::fcntl(store_fd, F_SETFD, 0);
+    ::setenv(kStoreListenFdVariable, std::to_string(store_fd).c_str(), 1);
+  } else {
+    ::unsetenv(kStoreListenFdVariable);  // the socket itself closes on exec
+  }
   const std::string r = std::to_string(rank), n = std::to_string(nproc);
   ::setenv("RANK", r.c_str(), 1);
   ::setenv("LOCAL_RANK", r.c_str(), 1);
@@ -88,6 +96,28 @@ int free_local_port() {
   return port;
 }
 
+int listen_on_loopback(int* port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error("cannot open a socket for the rendezvous store");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::listen(fd, SOMAXCONN) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw std::runtime_error(
+        fmt::format("cannot listen on a loopback port for the rendezvous "
+                    "store: {}",
+                    std::strerror(err)));
+  }
+  *port = ntohs(addr.sin_port);
+  return fd;
+}
+
 std::vector<std::string> own_command_line() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -106,7 +136,8 @@ std::vector<std::string> own_command_line() {
 }
 
 int launch_local_ranks(const std::vector<std::string>& argv, int nproc) {
-  const int port = free_local_port();
+  int port = 0;
+  const int store_fd = listen_on_loopback(&port);
   spdlog::info("starting {} ranks on this machine (MASTER_ADDR=127.0.0.1 MASTER_PORT={})", nproc,
                port);
   struct sigaction sa {};
@@ -118,7 +149,8 @@ int launch_local_ranks(const std::vector<std::string>& argv, int nproc) {
   ::sigaction(SIGTERM, &sa, &old_term);
 
   std::vector<pid_t> pids;
-  for (int r = 0; r < nproc; ++r) pids.push_back(start_rank(argv, r, nproc, port));
+  for (int r = 0; r < nproc; ++r) pids.push_back(start_rank(argv, r, nproc, port, store_fd));
+  ::close(store_fd);  // rank 0 holds it now
   std::vector<bool> running(static_cast<size_t>(nproc), true);
   int alive = nproc;
   int result = 0;

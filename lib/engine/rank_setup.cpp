@@ -30,6 +30,7 @@ RankSetup join_ranks(const core::TrainConfig& config) {
   dist::GroupOptions options;
   options.env = env;
   options.backend = dist::choose_backend(config.run.dist_backend, device.is_cuda());
+  options.device = device;
   options.timeout =
       std::chrono::milliseconds(static_cast<int64_t>(config.run.dist_timeout * 1000.0));
   setup.group = dist::Group::join(options);

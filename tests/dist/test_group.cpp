@@ -3,7 +3,12 @@
 #include <torch/torch.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <fstream>
 #include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -128,4 +133,63 @@ TEST_CASE("join: MASTER_PORT held by another program is named as in use") {
   o.timeout = std::chrono::seconds(2);
   CHECK_THROWS_WITH_AS(Group::join(o), doctest::Contains("is in use"), trainer::core::ConfigError);
   ::close(fd);
+}
+
+namespace {
+
+// The local addresses (hex, as /proc/net/tcp{,6} writes them) of the sockets listening on `port`.
+std::vector<std::string> listeners_on(int port) {
+  std::vector<std::string> found;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      std::istringstream row(line);
+      std::string slot, local, remote, state;
+      row >> slot >> local >> remote >> state;
+      const auto colon = local.rfind(':');
+      if (state != "0A" || colon == std::string::npos) continue;  // 0A: LISTEN
+      if (std::stoi(local.substr(colon + 1), nullptr, 16) == port) {
+        found.push_back(local.substr(0, colon));
+      }
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("join: rank 0's store takes the launcher's loopback socket and listens nowhere else") {
+  // Before: the store bound *:PORT itself (every interface; an unauthenticated store reachable
+  // from the network), after the launcher had released the port it had picked.
+  int port = 0;
+  const int fd = trainer::dist::listen_on_loopback(&port);
+  ::setenv(trainer::dist::kStoreListenFdVariable, std::to_string(fd).c_str(), 1);
+  trainer::dist::GroupOptions o;
+  o.env.rank = 0;
+  o.env.world_size = 1;
+  o.env.master_addr = "127.0.0.1";
+  o.env.master_port = port;
+  o.timeout = std::chrono::seconds(20);
+  const auto group = Group::join(o);
+  CHECK(::getenv(trainer::dist::kStoreListenFdVariable) == nullptr);  // not passed on
+  const auto listening = listeners_on(port);
+  CHECK_FALSE(listening.empty());
+  for (const auto& address : listening) {
+    CAPTURE(address);
+    CHECK(address == "0100007F");  // 127.0.0.1, as /proc/net/tcp writes it
+  }
+  CHECK(group->any(true));
+}
+
+TEST_CASE("collectives run on the rank's training device: the CPU for Gloo, its GPU for NCCL") {
+  using trainer::dist::Backend;
+  using trainer::dist::collective_device;
+  const c10::Device gpu2(c10::kCUDA, 2);
+  CHECK(collective_device(Backend::kGloo, gpu2) == c10::Device(c10::kCPU));
+  CHECK(collective_device(Backend::kNccl, gpu2) == gpu2);  // device=2,3: rank 0 on cuda:2
+  CHECK(collective_device(Backend::kNccl, c10::Device(c10::kCUDA, 3)).index() == 3);
+  CHECK_THROWS_AS(collective_device(Backend::kNccl, c10::Device(c10::kCPU)),
+                  trainer::core::ConfigError);
 }
