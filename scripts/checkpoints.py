@@ -8,6 +8,9 @@
   checkpoints.py epochs-done RUN          prints how many epochs RUN's weights/last.ckpt holds
   checkpoints.py rows RUN_A RUN_B         prints true when both results.csv hold the same rows
                                           (every column but the wall time)
+  checkpoints.py exports RUN_A RUN_B      prints true when RUN_B's weights/last.pt and best.pt hold
+                                          the EMA weights of its last.ckpt and best.ckpt, and equal
+                                          RUN_A's .pt files bit for bit
 Needs the project's venv (torch).
 """
 import csv
@@ -57,6 +60,26 @@ def rows(run_a, run_b):
     return read(run_a) == read(run_b)
 
 
+def exports(run_a, run_b):
+    problems = []
+    for name in ("last", "best"):
+        ckpt = torch.load(f"{run_b}/weights/{name}.ckpt", map_location="cpu", weights_only=False)
+        ema = {k[4:]: v for k, v in ckpt["ema"].items() if k.startswith("ema.") and k != "ema.updates"}
+        pt_b = torch.load(f"{run_b}/weights/{name}.pt", map_location="cpu", weights_only=False)
+        pt_a = torch.load(f"{run_a}/weights/{name}.pt", map_location="cpu", weights_only=False)
+        for key, tensor in pt_b.items():
+            if key in ema:
+                if not same(tensor, ema[key]):
+                    problems.append(f"{name}.pt {key} is not {name}.ckpt's EMA")
+            elif tensor.is_floating_point():
+                problems.append(f"{name}.pt {key} has no EMA entry in {name}.ckpt")
+        if not same(pt_a, pt_b):
+            problems.append(f"{name}.pt differs from {run_a}'s")
+    for p in problems:
+        print(p, file=sys.stderr)
+    return not problems
+
+
 if __name__ == "__main__":
     command, args = sys.argv[1], sys.argv[2:]
     if command == "unloadable":
@@ -64,7 +87,9 @@ if __name__ == "__main__":
     elif command == "epochs-done":
         ckpt = torch.load(args[0] + "/weights/last.ckpt", map_location="cpu", weights_only=False)
         print(int(ckpt["epoch"]) + 1)
-    elif command in ("equal", "rows"):
-        print("true" if (equal if command == "equal" else rows)(*args) else "false")
+    elif command in ("equal", "rows", "exports"):
+        check = {"equal": equal, "rows": rows, "exports": exports}[command]
+        print("true" if check(*args) else "false")
     else:
-        sys.exit(f"checkpoints.py: unknown command {command!r} (unloadable, equal, epochs-done, rows)")
+        sys.exit(f"checkpoints.py: unknown command {command!r} "
+                 "(unloadable, equal, epochs-done, rows, exports)")

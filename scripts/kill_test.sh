@@ -2,7 +2,8 @@
 # Fault injection: kill -9 a real short fit N times at random moments (during training steps,
 # during validation, during checkpoint writes), resume after each kill, and check that nothing is
 # lost: every checkpoint on disk loads, every resume completes, results.csv has each epoch once,
-# and the final weights equal those of an uninterrupted run bit for bit (CPU, fp32).
+# the final weights equal those of an uninterrupted run bit for bit (CPU, fp32), and the exported
+# last.pt / best.pt hold their checkpoints' EMA weights, equal to the uninterrupted run's.
 #
 # Usage: scripts/kill_test.sh [N=20] [work folder (default: a temporary folder, removed on success)]
 # Env:   TRAINER_BIN (default build/app/trainer), KILL_TEST_SEED (default: random), KILL_TEST_EPOCHS
@@ -109,12 +110,14 @@ unloadable=$((unloadable + $(check_loadable)))
 # (all columns but the wall time).
 weights_equal=$("$python" "$TRAINER_ROOT/scripts/checkpoints.py" equal "$work/reference" "$run")
 rows_equal=$("$python" "$TRAINER_ROOT/scripts/checkpoints.py" rows "$work/reference" "$run")
+# The exported last.pt / best.pt: the EMA weights of last.ckpt / best.ckpt, equal to the reference's.
+exports_equal=$("$python" "$TRAINER_ROOT/scripts/checkpoints.py" exports "$work/reference" "$run")
 kills_done=$((in_steps + mid_write + in_validation))
-printf '{"kills": %d, "kills_in_steps": %d, "kills_mid_checkpoint_write": %d, "kills_in_validation": %d, "resumes": %d, "resumes_failed": %d, "unloadable_checkpoints": %d, "stale_temporary_files": %d, "final_weights_equal": %s, "results_rows_equal": %s, "epochs": %d, "seed": %d, "work": "%s"}\n' \
+printf '{"kills": %d, "kills_in_steps": %d, "kills_mid_checkpoint_write": %d, "kills_in_validation": %d, "resumes": %d, "resumes_failed": %d, "unloadable_checkpoints": %d, "stale_temporary_files": %d, "final_weights_equal": %s, "results_rows_equal": %s, "exports_equal": %s, "epochs": %d, "seed": %d, "work": "%s"}\n' \
   "$kills_done" "$in_steps" "$mid_write" "$in_validation" "$resumes" "$resumes_failed" "$unloadable" \
-  "$stale" "$weights_equal" "$rows_equal" "$epochs" "$seed" "$work"
+  "$stale" "$weights_equal" "$rows_equal" "$exports_equal" "$epochs" "$seed" "$work"
 if [ "$unloadable" = 0 ] && [ "$resumes_failed" = 0 ] && [ "$weights_equal" = true ] &&
-   [ "$rows_equal" = true ]; then
+   [ "$rows_equal" = true ] && [ "$exports_equal" = true ]; then
   [ $own_work = 1 ] && rm -rf "$work"  # kept for inspection when a check fails
   exit 0
 fi

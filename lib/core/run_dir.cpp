@@ -1,3 +1,4 @@
+// See run_dir.h.
 #include "core/run_dir.h"
 
 #include <stdexcept>
@@ -7,28 +8,65 @@
 namespace fs = std::filesystem;
 
 namespace trainer::core {
+namespace {
+
+constexpr int kMaxIncrement = 100000;
+
+fs::path project_dir(const RunConfig& run) {
+  return run.project.empty() ? fs::path("runs") / task_name(run.task.value_or(Task::kDetect))
+                             : fs::path(run.project);
+}
+
+std::string base_name(const RunConfig& run) {
+  return run.name.empty() ? "train" : run.name;
+}
+
+fs::path candidate(const fs::path& project, const std::string& name, int n) {
+  return project / (n == 1 ? name : name + std::to_string(n));
+}
+
+}  // namespace
 
 fs::path choose_run_dir(const RunConfig& run) {
-  const fs::path project = run.project.empty()
-                               ? fs::path("runs") / task_name(run.task.value_or(Task::kDetect))
-                               : fs::path(run.project);
-  const std::string name = run.name.empty() ? "train" : run.name;
-  fs::path dir = project / name;
-  if (run.exist_ok || !fs::exists(dir)) return dir;
-  for (int n = 2; n < 100000; ++n) {
-    fs::path candidate = project / (name + std::to_string(n));
-    if (!fs::exists(candidate)) return candidate;
+  const fs::path project = project_dir(run);
+  const std::string name = base_name(run);
+  if (run.exist_ok) return project / name;
+  for (int n = 1; n < kMaxIncrement; ++n) {
+    fs::path dir = candidate(project, name, n);
+    if (!fs::exists(dir)) return dir;
   }
   throw std::runtime_error("no free run folder name under " + project.string());
 }
 
 fs::path create_run_dir(const RunConfig& run) {
-  const fs::path dir = choose_run_dir(run);
+  const fs::path project = project_dir(run);
+  const std::string name = base_name(run);
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec)
-    throw std::runtime_error("cannot create run folder " + dir.string() + ": " + ec.message());
-  return dir;
+  fs::create_directories(project, ec);
+  if (ec) {
+    throw std::runtime_error("cannot create run folder " + project.string() + ": " + ec.message());
+  }
+  if (run.exist_ok) {
+    const fs::path dir = project / name;
+    fs::create_directories(dir, ec);
+    if (ec)
+      throw std::runtime_error("cannot create run folder " + dir.string() + ": " + ec.message());
+    return dir;
+  }
+  for (int n = 1; n < kMaxIncrement; ++n) {
+    const fs::path dir = candidate(project, name, n);
+    // create_directory is mkdir: true only for the caller that made it; false (no error) when the
+    // name exists, whoever made it, so the next name is tried.
+    if (fs::create_directory(dir, ec)) return dir;
+    if (ec && !fs::exists(dir))  // a file of that name is taken as a taken name, too
+      throw std::runtime_error("cannot create run folder " + dir.string() + ": " + ec.message());
+  }
+  throw std::runtime_error("no free run folder name under " + project.string());
+}
+
+bool is_run_folder(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_regular_file(dir / "args.yaml", ec) && fs::is_directory(dir / "weights", ec);
 }
 
 }  // namespace trainer::core

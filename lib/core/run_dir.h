@@ -1,7 +1,9 @@
 // The run folder: runs/<task>/<name>, with the reference trainer's increment rule.
 //
 // Why: every run gets its own folder so results are never overwritten; `train` is followed by
-// `train2`, `train3`, ... unless `exist_ok` asks to reuse the folder.
+// `train2`, `train3`, ... unless `exist_ok` asks to reuse the folder. Two runs started at the same
+// moment must never take the same folder, so a new folder is claimed with a mkdir that fails when
+// the name exists (then the next name is tried), not chosen first and created later.
 #pragma once
 
 #include <filesystem>
@@ -11,10 +13,17 @@
 namespace trainer::core {
 
 // The folder a run would use (no side effects): `project` (default runs/<task>) / `name`, with the
-// first free increment `name2`, `name3`, ... when `name` exists and `exist_ok` is false.
+// first free increment `name2`, `name3`, ... when `name` exists and `exist_ok` is false. Another
+// process may take it before it is created: create_run_dir() is the one that claims.
 std::filesystem::path choose_run_dir(const RunConfig& run);
 
-// choose_run_dir() then create it (and parents). Throws std::runtime_error naming the path.
+// Claims the run's folder: with `exist_ok` the named folder (created when missing, and shared with
+// whatever is there: see RunLock), else the first name of the increment sequence that this call
+// creates itself, atomically. Throws std::runtime_error naming the path.
 std::filesystem::path create_run_dir(const RunConfig& run);
+
+// True when `dir` holds a run this tool made: its args.yaml and its weights/ folder. A checkpoint
+// copied elsewhere (~/dl/last.ckpt) is not inside one, so resuming it must not write beside it.
+bool is_run_folder(const std::filesystem::path& dir);
 
 }  // namespace trainer::core

@@ -61,7 +61,11 @@ core::TrainConfig load_fit_config(const std::filesystem::path& file,
   for (const auto& note : loaded.notes) {
     spdlog::info("{}: {}", note.where.describe(), note.message);
   }
-  if (!loaded.config.run.resume.empty()) return resume_config(loaded.config.run.resume, {});
+  // `resume: PATH` in the file: the same rules as resume= on the command line (the overrides that
+  // may change apply, every other key of the file and the command line is compared).
+  if (names_a_checkpoint(loaded.config.run.resume)) {
+    return resume_config(loaded.config.run.resume, overrides, file);
+  }
   return loaded.config;
 }
 
@@ -81,10 +85,12 @@ std::filesystem::path resume_checkpoint_path(const std::filesystem::path& resume
 }
 
 const std::vector<std::string>& changeable_on_resume() {
+  // Not val / val_batches: they decide what fitness is (mAP of the validation set, or of part of
+  // it, or -loss without validation), and best.ckpt and patience compare fitness across epochs.
   static const std::vector<std::string> keys = {
-      "device",      "workers",         "val",      "val_batches",  "plots",
-      "tensorboard", "save_period",     "patience", "cache",        "cache_gb",
-      "cache_dir",   "cudnn_benchmark", "resume",   "dist_backend", "dist_timeout"};
+      "device",   "workers",      "plots",       "tensorboard", "save_period",
+      "patience", "cache",        "cache_gb",    "cache_dir",   "cudnn_benchmark",
+      "resume",   "dist_backend", "dist_timeout"};
   return keys;
 }
 
@@ -148,7 +154,21 @@ RunFolder open_run_folder(const core::TrainConfig& config, bool main_rank) {
         "new run from them or score them with trainer val weights={}",
         config.run.resume, folder.resume->version, config.run.resume));
   }
-  const auto run_dir = std::filesystem::absolute(config.run.resume).parent_path().parent_path();
+  const auto weights = std::filesystem::absolute(config.run.resume).parent_path();
+  const auto run_dir = weights.parent_path();
+  if (weights.filename() != "weights" || !core::is_run_folder(run_dir)) {
+    // A checkpoint copied out of its run (~/dl/last.ckpt): nothing beside it is a run's, so
+    // nothing there is written or removed; the run continues in a new folder of its own config's
+    // project and name.
+    core::RunConfig fresh = config.run;
+    fresh.exist_ok = false;  // a folder of its own: never another run's rows to mix with
+    folder.dir = main_rank ? core::create_run_dir(fresh) : core::choose_run_dir(fresh);
+    spdlog::warn(
+        "{} is not inside a run folder (no args.yaml beside a weights/ folder holding it): "
+        "resuming in a new run folder, {}",
+        config.run.resume, folder.dir.string());
+    return folder;
+  }
   folder.dir = branch_if_older(run_dir, *folder.resume, config, main_rank);
   return folder;
 }

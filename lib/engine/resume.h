@@ -27,7 +27,8 @@ core::TrainConfig load_fit_config(const std::filesystem::path& file,
 std::filesystem::path resume_checkpoint_path(const std::filesystem::path& resume);
 
 // The keys a resumed run may change (the run's environment, not what it trains): device, workers,
-// val, val_batches, plots, tensorboard, save_period, patience, cache, cudnn_benchmark, resume.
+// plots, tensorboard, save_period, patience, cache, cache_gb, cache_dir, cudnn_benchmark, resume,
+// dist_backend, dist_timeout. Not val or val_batches: they set the scale of fitness.
 const std::vector<std::string>& changeable_on_resume();
 
 // The config of a resumed run (`checkpoint` may be a .pt, see resume_checkpoint_path): the
@@ -48,7 +49,9 @@ struct RunFolder {
 // A new run's folder (created on the main rank), or for `config.run.resume` its checkpoint,
 // checked to be resumable, and its run's folder: runs/x/weights/last.ckpt -> runs/x, or a new
 // folder <run>-from-epochN beside it when the checkpoint is older than the run's last.ckpt (so
-// nothing of the run is overwritten; results.csv is copied there).
+// nothing of the run is overwritten; results.csv is copied there). A checkpoint that is not in a
+// run folder's weights/ (core::is_run_folder) resumes in a new folder of its config's
+// project/name, logged: nothing beside the checkpoint is written.
 RunFolder open_run_folder(const core::TrainConfig& config, bool main_rank);
 
 }  // namespace trainer::engine

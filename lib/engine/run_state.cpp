@@ -166,8 +166,13 @@ void roll_back_epoch(TrainingContext& ctx, TrainStep& step, const std::filesyste
       epoch + 1, last.string(), recoveries, max_recoveries);
   restore_state(ctx, good, last.string());
   load_ema_into_model(ctx, good, last.string());
+  // As a resume from `good` would continue: the failed pass's gradients (NaN under accumulation)
+  // give way to the ones pending when `good` was saved, and the accumulation counter is the one
+  // saved with them, so the redone epoch's optimizer steps land on the same iterations as in an
+  // uninterrupted epoch.
   ctx.optimizer->zero_grad();
-  step.set_last_opt_step(-1);  // the redone epoch steps with the normal cadence
+  restore_gradients(*ctx.model, good.pending_grads);
+  step.set_last_opt_step(good.last_opt_step);
 }
 
 }  // namespace trainer::engine

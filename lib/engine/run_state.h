@@ -33,9 +33,11 @@ int64_t restore_run(TrainingContext& ctx, TrainStep& step, const Checkpoint& che
 
 // The non-finite recovery, as the reference does: reloads `last` (which must hold
 // `last_saved_epoch`, the epoch this run last saved) with its EMA weights in the model (a
-// different start from the failed attempt's), drops every gradient of the failed pass (NaNs still
-// sit in .grad under accumulation), so that `epoch` runs again. `recoveries` counts the consecutive
-// tries including this one; past `max_recoveries`, or without a checkpoint, throws with advice.
+// different start from the failed attempt's), replaces every gradient of the failed pass (NaNs
+// still sit in .grad under accumulation) by the checkpoint's pending ones and restores its last
+// optimizer step, so that `epoch` runs again with the same accumulation cadence. `recoveries`
+// counts the consecutive tries including this one; past `max_recoveries`, or without a checkpoint,
+// throws with advice.
 void roll_back_epoch(TrainingContext& ctx, TrainStep& step, const std::filesystem::path& last,
                      int64_t epoch, int64_t last_saved_epoch, int recoveries, int max_recoveries);
 

@@ -1,20 +1,23 @@
 // See trainer.h. Policies chosen where the reference leaves room (README "Training"):
 // - Non-finite loss or gradient: flagged on the device every step (no host sync), read once per
 //   epoch. The epoch's updates are then discarded by reloading the last checkpoint (its EMA
-//   weights into the model, EMA, optimizer, loss schedule, all gradients dropped) and the same
-//   epoch runs again, as the reference does; after 3 failures in a row, or in the first epoch
+//   weights into the model, EMA, optimizer, loss schedule, the failed pass's gradients replaced by
+//   the checkpoint's pending ones, the accumulation counter restored) and the same epoch runs
+//   again, as the reference does; after 3 failures in a row, or in the first epoch
 //   (nothing to go back to), the run stops with an error that says what to try. The checkpoint
 //   must be the one this run last wrote (engine/run_state.h, roll_back_epoch).
-// - Checkpoints: weights/best.ckpt on improvement, then weights/last.ckpt every epoch (with any
-//   gradients pending under accumulation), epochN.ckpt every save_period epochs; the EMA weights
-//   are also exported as weights/last.pt and best.pt (lib/model/weights_io.h). Resuming from a
-//   checkpoint older than the run's last.ckpt continues in a new folder <run>-from-epochN
-//   (engine/resume.h).
+// - Checkpoints: weights/best.ckpt on improvement, epochN.ckpt every save_period epochs, then
+//   weights/last.ckpt every epoch (with any gradients pending under accumulation), written last:
+//   it commits the epoch (save_checkpoints); the EMA weights are also exported as weights/last.pt
+//   and best.pt (lib/model/weights_io.h). Resuming from a checkpoint older than the run's
+//   last.ckpt continues in a new folder <run>-from-epochN (engine/resume.h). Rank 0 holds the run
+//   folder's lock (core/run_lock.h) for the whole run.
 // - What depends on the task (loss items, metrics, fitness, previews) is asked of the run's
 //   TaskDefinition (engine/task.h).
 // - Data-parallel (several ranks): every rank trains its shard with gradients averaged in backward
 //   (TrainingContext::reducer); rank 0 alone validates (the others wait; the reference shards
-//   validation over the ranks), logs, and writes results and checkpoints. Decisions that end or
+//   validation over the ranks), logs, and writes results and checkpoints: no other rank writes
+//   anything in the run folder (which need not exist on their machines). Decisions that end or
 //   repeat an epoch (non-finite rollback, `time`, early stopping) are agreed through the group so
 //   that no rank waits for a peer that has stopped.
 #include "engine/trainer.h"
@@ -23,10 +26,14 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <functional>
+#include <optional>
+#include <utility>
 
 #include "core/atomic_file.h"
 #include "core/config_writer.h"
 #include "core/logging.h"
+#include "core/run_lock.h"
 #include "data/loader_options.h"
 #include "engine/device.h"
 #include "engine/epoch_record.h"
@@ -66,20 +73,38 @@ std::vector<double> learning_rates(TrainingContext& ctx) {
   return lrs;
 }
 
-// best.ckpt (on improvement) before last.ckpt: a kill between the two leaves last.ckpt one epoch
-// behind (resume redoes that epoch and rewrites best exactly), never a last.ckpt whose best_epoch
-// has no best.ckpt. The EMA weights (in `eval_model`) are exported beside them as .pt files.
+// The order of an epoch's files makes last.ckpt the epoch's commit point: best.ckpt and best.pt
+// (on improvement), epochN.ckpt, last.pt and (final epoch) predictions.json are all written
+// before it. A kill anywhere before the rename of last.ckpt leaves last.ckpt at the previous
+// epoch, so resume redoes this epoch and rewrites every one of them exactly; a kill after it
+// leaves the epoch complete. (A last.ckpt whose best_epoch has no best.ckpt cannot happen.)
 void save_checkpoints(const Checkpoint& ckpt, model::DetectionModelImpl& eval_model,
-                      const std::filesystem::path& weights_dir, bool improved,
-                      int64_t save_period) {
+                      const std::filesystem::path& weights_dir, bool improved, int64_t save_period,
+                      const std::function<void()>& before_commit) {
   if (improved) {
     save_checkpoint(ckpt, weights_dir / "best.ckpt");
     model::save_weights(eval_model, weights_dir / "best.pt");
   }
-  save_checkpoint(ckpt, weights_dir / "last.ckpt");
-  model::save_weights(eval_model, weights_dir / "last.pt");
   if (save_period > 0 && (ckpt.epoch + 1) % save_period == 0) {
     save_checkpoint(ckpt, weights_dir / fmt::format("epoch{}.ckpt", ckpt.epoch + 1));
+  }
+  model::save_weights(eval_model, weights_dir / "last.pt");
+  if (before_commit) before_commit();
+  save_checkpoint(ckpt, weights_dir / "last.ckpt");
+}
+
+// A new run in a folder that already holds an earlier run's results (exist_ok=true) keeps them:
+// results.csv and args.yaml move to results-earlierN.csv / args-earlierN.yaml (the first free N).
+void keep_earlier_results(const std::filesystem::path& run_dir) {
+  if (!std::filesystem::exists(run_dir / "results.csv")) return;
+  int n = 1;
+  while (std::filesystem::exists(run_dir / fmt::format("results-earlier{}.csv", n))) ++n;
+  for (const auto& [name, moved] :
+       {std::pair<std::string, std::string>{"results.csv", fmt::format("results-earlier{}.csv", n)},
+        {"args.yaml", fmt::format("args-earlier{}.yaml", n)}}) {
+    if (!std::filesystem::exists(run_dir / name)) continue;
+    std::filesystem::rename(run_dir / name, run_dir / moved);
+    spdlog::info("{} held an earlier run's {}: kept as {}", run_dir.string(), name, moved);
   }
 }
 
@@ -104,7 +129,14 @@ FitResult fit(const core::TrainConfig& user_config, const FitOptions& options) {
   if (group) folder.dir = group->broadcast_text(folder.dir.string(), 0);
   result.run_dir = folder.dir;
   const auto weights_dir = result.run_dir / "weights";
+  std::optional<core::RunLock> lock;  // one live run per folder (rank 0 holds it)
   if (main_rank) {
+    lock.emplace(result.run_dir);
+    if (!lock->stale_holder().empty()) {
+      spdlog::info("{}: took over the lock of a run that ended without releasing it ({})",
+                   result.run_dir.string(), lock->stale_holder());
+    }
+    if (!folder.resume) keep_earlier_results(result.run_dir);
     std::filesystem::create_directories(weights_dir);
     core::add_run_log_file(result.run_dir, options.rank, "train.log");
     for (const auto& dir : {result.run_dir, weights_dir}) {
@@ -156,7 +188,8 @@ FitResult fit(const core::TrainConfig& user_config, const FitOptions& options) {
   layout.columns = ctx.columns;
   layout.train_loss.assign(ctx.columns.loss_names.size(), 0.0);
   layout.learning_rates.assign(ctx.optimizer->groups().size(), 0.0);
-  ResultsLog results(result.run_dir / "results.csv", layout.header(), start_epoch);
+  std::optional<ResultsLog> results;  // rank 0 alone writes the run folder
+  if (main_rank) results.emplace(result.run_dir / "results.csv", layout.header(), start_epoch);
   std::optional<TensorBoardLog> tensorboard;  // the same rows as events, plus the pictures
   if (main_rank && config.run.tensorboard) tensorboard.emplace(result.run_dir);
   std::vector<std::filesystem::path> previews;  // written this epoch, sent with its events
@@ -178,6 +211,9 @@ FitResult fit(const core::TrainConfig& user_config, const FitOptions& options) {
       step.apply_schedule(ni, epoch);
       if (options.inject_non_finite && options.inject_non_finite(epoch, i)) step.poison_next_loss();
       step.run(*batch, ni);
+      if (options.observe_optimizer_step && step.last_opt_step() == ni) {
+        options.observe_optimizer_step(epoch, i);
+      }
       // `time`: stop at the first optimizer step past the budget (the reference's rule); under
       // data-parallel training the ranks agree after every optimizer step, as the reference does.
       if (budget.active() && step.last_opt_step() == ni) {
@@ -245,23 +281,27 @@ FitResult fit(const core::TrainConfig& user_config, const FitOptions& options) {
       record.train_loss = losses;
       record.learning_rates = lrs;
       if (val) record.validation = task.epoch_validation(*val);
-      results.append(record.row());
+      results->append(record.row());
       if (config.run.plots)
-        plot_results(results.columns(), results.rows(), result.run_dir / "results.png");
+        plot_results(results->columns(), results->rows(), result.run_dir / "results.png");
       if (tensorboard) {
         tensorboard->epoch(record, seconds_since(epoch_start));
         for (const auto& file : previews) tensorboard->image(file.stem().string(), file, epoch + 1);
       }
       previews.clear();
-      save_checkpoints(make_checkpoint(ctx, step, epoch, result.best_fitness, result.best_epoch),
-                       *eval_model, weights_dir, improved, config.run.save_period);
+      // The final epoch's predictions are written before its last.ckpt (the commit point), so
+      // a kill before that redoes the epoch on resume and writes them again.
+      const bool write_predictions = val && final_epoch && config.run.save_json;
+      save_checkpoints(
+          make_checkpoint(ctx, step, epoch, result.best_fitness, result.best_epoch), *eval_model,
+          weights_dir, improved, config.run.save_period, [&] {
+            if (!write_predictions) return;
+            task.write_predictions(*val, ctx.dataset.names, result.run_dir / "predictions.json");
+            spdlog::info("save_json: {}", (result.run_dir / "predictions.json").string());
+          });
     }
     last_saved_epoch = epoch;  // every rank: a rollback reloads what rank 0 saved
     ++result.epochs_completed;
-    if (val && final_epoch && main_rank && config.run.save_json) {
-      task.write_predictions(*val, ctx.dataset.names, result.run_dir / "predictions.json");
-      spdlog::info("save_json: {}", (result.run_dir / "predictions.json").string());
-    }
     if (val) result.last_validation = std::move(val);
     spdlog::info("epoch {}/{} done in {}", epoch + 1, epochs,
                  format_duration(seconds_since(epoch_start)));

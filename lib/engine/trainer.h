@@ -31,6 +31,8 @@ struct FitOptions {
   // Fault injection for tests: called before each batch with (epoch, batch index); returning true
   // makes that batch's loss non-finite (NaN), as a diverging run would.
   std::function<bool(int64_t epoch, int64_t batch)> inject_non_finite;
+  // For tests: called after each batch whose step ran the optimizer, with (epoch, batch index).
+  std::function<void(int64_t epoch, int64_t batch)> observe_optimizer_step;
 };
 
 struct FitResult {

@@ -1,6 +1,11 @@
 // Run folder: runs/<task>/<name>, then name2, name3, ... unless exist_ok (the reference's rule).
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <set>
+#include <thread>
+#include <vector>
+
 #include "core/run_dir.h"
 #include "test_support.h"
 
@@ -28,4 +33,46 @@ TEST_CASE("the default project is runs/<task>") {
   run.task = Task::kPose;
   run.name = "a-name-that-does-not-exist-here";
   CHECK(choose_run_dir(run) == std::filesystem::path("runs/pose/a-name-that-does-not-exist-here"));
+}
+
+TEST_CASE("runs started at the same moment never share a run folder") {
+  // 8 threads claim folders at once, 4 each: every claim must be a folder of its own. (The old
+  // exists-then-create rule handed the same name to several claimants.)
+  TempDir dir;
+  RunConfig run;
+  run.project = (dir / "runs").string();
+  constexpr int kThreads = 8, kEach = 4;
+  std::vector<std::filesystem::path> claimed(kThreads * kEach);
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      ++ready;
+      while (ready < kThreads) std::this_thread::yield();
+      for (int k = 0; k < kEach; ++k) claimed[t * kEach + k] = create_run_dir(run);
+    });
+  }
+  for (auto& th : threads) th.join();
+  std::set<std::filesystem::path> distinct(claimed.begin(), claimed.end());
+  CHECK(distinct.size() == claimed.size());
+  CHECK(distinct.count(dir / "runs/train") == 1);
+  CHECK(distinct.count(dir / "runs/train32") == 1);  // 32 claims: train, train2 ... train32
+  CHECK(distinct.count(dir / "runs/train33") == 0);
+}
+
+TEST_CASE("a file named like a run folder is skipped like a taken name") {
+  TempDir dir;
+  RunConfig run;
+  run.project = dir.path().string();
+  trainer::test::write_text(dir / "train", "not a folder");
+  CHECK(create_run_dir(run) == dir / "train2");
+}
+
+TEST_CASE("a run folder is one with args.yaml and weights/") {
+  TempDir dir;
+  CHECK_FALSE(is_run_folder(dir.path()));
+  std::filesystem::create_directories(dir / "weights");
+  CHECK_FALSE(is_run_folder(dir.path()));  // weights/ alone: e.g. a user's download folder
+  trainer::test::write_text(dir / "args.yaml", "epochs: 1\n");
+  CHECK(is_run_folder(dir.path()));
 }

@@ -3,8 +3,10 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <vector>
 
 #include "core/error.h"
+#include "core/run_lock.h"
 #include "engine/checkpoint.h"
 #include "engine/results_log.h"
 #include "engine/trainer.h"
@@ -191,5 +193,111 @@ TEST_CASE("fit: resume refuses config changes that would break exactness") {
   // The run is complete: resuming it is an error that says so.
   auto finished = engine::resume_config(run.run_dir / "weights" / "last.ckpt", {});
   CHECK_THROWS_WITH_AS(engine::fit(finished), doctest::Contains("already finished"),
+                       core::ConfigError);
+}
+
+TEST_CASE("fit: a rollback under accumulate 4 redoes the epoch on the same optimizer steps") {
+  // 16 images, batch 2: 8 batches an epoch; nbs 8: accumulate 4 with no warmup, so an optimizer
+  // step when ni - last_opt_step >= 4, the first at ni 3: batches 3 and 7 of every epoch (ni 3,
+  // 7, 11, 15, ...). Before the fix the redone epoch 2 stepped at its batches 0 and 4 (the counter
+  // was reset to -1 by the rollback).
+  test::TempDir dir;
+  auto config = test::tiny_fit_config(dir.path(), "cadence", 2);
+  config.data.batch = 2;
+  config.optim.nbs = 8;
+  config.schedule.warmup_epochs = 0;
+  config.run.val = false;
+  std::vector<std::vector<int64_t>> attempts;  // the optimizer-step batches of each epoch run
+  bool injected = false;
+  engine::FitOptions options;
+  options.inject_non_finite = [&](int64_t epoch, int64_t batch) {
+    if (batch == 0) attempts.emplace_back();
+    if (epoch == 1 && batch == 5 && !injected) return injected = true;
+    return false;
+  };
+  options.observe_optimizer_step = [&](int64_t, int64_t batch) {
+    attempts.back().push_back(batch);
+  };
+  const auto result = engine::fit(config, options);
+  CHECK(injected);
+  CHECK(result.epochs_completed == 2);
+  REQUIRE(attempts.size() == 3);  // epoch 1, epoch 2 (failed), epoch 2 again
+  for (const auto& steps : attempts) CHECK(steps == std::vector<int64_t>{3, 7});
+}
+
+TEST_CASE("fit: a checkpoint outside a run folder resumes in a new folder; nothing beside it") {
+  // Before: the checkpoint's grandparent (here the test's folder) became the run folder: its
+  // args.yaml, results.csv and weights/ were written there.
+  test::TempDir dir;
+  auto config = test::tiny_fit_config(dir.path(), "r", 2);
+  config.run.val = false;
+  config.run.save_period = 1;
+  const auto run = engine::fit(config);
+  const auto downloads = dir.path() / "dl";
+  std::filesystem::create_directories(downloads);
+  std::filesystem::copy_file(run.run_dir / "weights" / "epoch1.ckpt", downloads / "last.ckpt");
+  const auto resumed = engine::fit(engine::resume_config(downloads / "last.ckpt", {}));
+  CHECK(resumed.epochs_completed == 1);
+  CHECK(resumed.run_dir == dir.path() / "r2");  // the checkpoint's own project/name, incremented
+  CHECK(std::filesystem::exists(resumed.run_dir / "weights" / "last.ckpt"));
+  std::vector<std::string> beside;
+  for (const auto& entry : std::filesystem::directory_iterator(downloads))
+    beside.push_back(entry.path().filename().string());
+  CHECK(beside == std::vector<std::string>{"last.ckpt"});
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "args.yaml"));
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "results.csv"));
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "weights"));
+}
+
+TEST_CASE("fit: exist_ok keeps a finished run's results and refuses a folder a live run holds") {
+  test::TempDir dir;
+  auto config = test::tiny_fit_config(dir.path(), "same", 2);
+  config.run.val = false;
+  const auto first = engine::fit(config);
+  config.run.exist_ok = true;
+  config.schedule.epochs = 1;
+  {
+    core::RunLock live(first.run_dir);  // another run writing there right now
+    CHECK_THROWS_WITH_AS(engine::fit(config), doctest::Contains("is in use by a live run"),
+                         core::InputError);
+    CHECK_THROWS_WITH_AS(
+        engine::fit(engine::resume_config(first.run_dir / "weights" / "last.ckpt", {})),
+        doctest::Contains("is in use by a live run"), core::InputError);
+  }
+  const auto second = engine::fit(config);
+  CHECK(second.run_dir == first.run_dir);
+  std::vector<std::string> columns;
+  std::vector<std::vector<double>> rows;
+  engine::read_results_csv(first.run_dir / "results-earlier1.csv", &columns, &rows);
+  CHECK(rows.size() == 2);  // before: truncated to the new run's rows
+  CHECK(std::filesystem::exists(first.run_dir / "args-earlier1.yaml"));
+  engine::read_results_csv(first.run_dir / "results.csv", &columns, &rows);
+  CHECK(rows.size() == 1);
+  CHECK_FALSE(std::filesystem::exists(first.run_dir / core::RunLock::kFileName));  // released
+}
+
+TEST_CASE("fit: resume named in a config file follows the command line's rules") {
+  test::TempDir dir;
+  auto config = test::tiny_fit_config(dir.path(), "f", 2);
+  config.run.val = false;
+  config.run.save_period = 1;
+  const auto run = engine::fit(config);
+  const auto checkpoint = run.run_dir / "weights" / "epoch1.ckpt";
+  const auto file = dir.path() / "resume.yaml";
+  test::write_text(file, "resume: " + checkpoint.string() + "\nepochs: 3\n");
+  // Before: the file's other keys were never compared and the command line was dropped.
+  CHECK_THROWS_WITH_AS(engine::load_fit_config(file, {}),
+                       doctest::Contains("epochs: cannot be changed when resuming"),
+                       core::ConfigError);
+  test::write_text(file, "resume: " + checkpoint.string() + "\n");
+  const auto resumed = engine::load_fit_config(file, {"workers=0"});
+  CHECK(resumed.data.workers == 0);
+  CHECK(resumed.run.resume == std::filesystem::absolute(checkpoint).string());
+  CHECK_THROWS_WITH_AS(engine::load_fit_config(file, {"lr0=0.5"}),
+                       doctest::Contains("lr0: cannot be changed when resuming"),
+                       core::ConfigError);
+  // val sets the scale of fitness (mAP, or -loss without validation): not changeable.
+  CHECK_THROWS_WITH_AS(engine::resume_config(checkpoint, {"val=true"}),
+                       doctest::Contains("val: cannot be changed when resuming"),
                        core::ConfigError);
 }
