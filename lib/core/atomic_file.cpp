@@ -1,3 +1,4 @@
+// See atomic_file.h.
 #include "core/atomic_file.h"
 
 #include <fcntl.h>
@@ -6,6 +7,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -25,6 +28,36 @@ void fsync_directory(const std::filesystem::path& dir) {
   ::close(fd);
 }
 
+// The process's umask. umask(2) can only be read by setting it, which races with any other thread
+// creating a file meanwhile (its file would get the temporary mask), so Linux's /proc/self/status
+// "Umask:" line (kernel 4.7+) comes first; elsewhere a round trip under a lock (which orders our
+// own callers, not foreign threads calling umask).
+mode_t current_umask() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Umask:", 0) != 0) continue;
+    try {
+      return static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8) & 0777);
+    } catch (const std::exception&) {
+      break;
+    }
+  }
+  static std::mutex mutex;
+  const std::lock_guard<std::mutex> lock(mutex);
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  return mask;
+}
+
+// The mode the new version gets: an existing target's permission bits (a rewrite must not undo
+// the user's chmod), else what open(2) would give a new file, 0666 less the umask.
+mode_t mode_for(const std::filesystem::path& target) {
+  struct stat st {};
+  if (::stat(target.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return st.st_mode & 0777;
+  return 0666 & ~current_umask();
+}
+
 }  // namespace
 
 void write_file_atomically(const std::filesystem::path& target, std::string_view content) {
@@ -41,7 +74,7 @@ void write_file_atomically(const std::filesystem::path& target, std::string_view
     errno = saved;
     fail(what, tmp);
   };
-  if (::fchmod(fd, 0644) != 0) abandon("cannot set the mode of");
+  if (::fchmod(fd, mode_for(target)) != 0) abandon("cannot set the mode of");
   size_t written = 0;
   while (written < content.size()) {
     const ssize_t n = ::write(fd, content.data() + written, content.size() - written);

@@ -2,7 +2,8 @@
 //
 // Why: configs, results and checkpoints are what a user keeps; the previous complete version must
 // survive a kill at any moment. Write a temporary file beside the target, flush it to disk, then
-// rename it over the target (atomic on POSIX) and flush the directory entry.
+// rename it over the target (atomic on POSIX) and flush the directory entry. The new version keeps
+// an existing target's permission bits; a new file gets 0666 less the umask, as open(2) gives.
 #pragma once
 
 #include <filesystem>

@@ -1,3 +1,5 @@
+// Atomic writes: the target replaced whole, its mode kept (or the umask's for a new file), failures
+// leaving it as it was, and the temporaries of interrupted writes removed.
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
@@ -23,9 +25,28 @@ int count_with_prefix(const std::filesystem::path& dir, const std::string& prefi
   }
   return n;
 }
+
+mode_t mode_of(const std::filesystem::path& file) {
+  struct stat st {};
+  REQUIRE(::stat(file.c_str(), &st) == 0);
+  return st.st_mode & 07777;
+}
+
+// Sets the process umask for one test and restores the previous one.
+class UmaskGuard {
+ public:
+  explicit UmaskGuard(mode_t mask) : previous_(::umask(mask)) {}
+  ~UmaskGuard() { ::umask(previous_); }
+  UmaskGuard(const UmaskGuard&) = delete;
+  UmaskGuard& operator=(const UmaskGuard&) = delete;
+
+ private:
+  mode_t previous_;
+};
 }  // namespace
 
-TEST_CASE("an atomic write replaces the file, mode 0644, and leaves no temporary behind") {
+TEST_CASE("an atomic write replaces the file, mode 0644 under umask 022, no temporary behind") {
+  const UmaskGuard umask(022);
   TempDir dir;
   write_text(dir / "f.txt.tmp", "a stale temporary of an older writer");  // not in the way
   write_file_atomically(dir / "f.txt", "first");
@@ -33,9 +54,29 @@ TEST_CASE("an atomic write replaces the file, mode 0644, and leaves no temporary
   CHECK(read_text(dir / "f.txt") == "second");
   CHECK(count_with_prefix(dir.path(), "f.txt.tmp.") == 0);
   CHECK(read_text(dir / "f.txt.tmp") == "a stale temporary of an older writer");
-  struct stat st {};
-  REQUIRE(::stat((dir / "f.txt").c_str(), &st) == 0);
-  CHECK((st.st_mode & 0777) == 0644);
+  CHECK(mode_of(dir / "f.txt") == 0644);
+}
+
+TEST_CASE("an atomic rewrite keeps the target's mode; a new file gets 0666 less the umask") {
+  TempDir dir;
+  {
+    const UmaskGuard umask(077);
+    write_file_atomically(dir / "private.txt", "secret");
+    CHECK(mode_of(dir / "private.txt") == 0600);  // 0666 & ~077
+  }
+  {
+    const UmaskGuard umask(022);
+    write_file_atomically(dir / "f.txt", "first");
+    REQUIRE(::chmod((dir / "f.txt").c_str(), 0600) == 0);
+    write_file_atomically(dir / "f.txt", "second");
+    CHECK(read_text(dir / "f.txt") == "second");
+    CHECK(mode_of(dir / "f.txt") == 0600);  // the user's chmod, not the umask's 0644
+    REQUIRE(::chmod((dir / "f.txt").c_str(), 0664) == 0);
+    write_file_atomically(dir / "f.txt", "third");
+    CHECK(mode_of(dir / "f.txt") == 0664);
+    write_file_atomically(dir / "private.txt", "rewritten");
+    CHECK(mode_of(dir / "private.txt") == 0600);  // kept, though umask 022 would give 0644
+  }
 }
 
 TEST_CASE("a failed write names the path, leaves the target as it was and no temporary") {
