@@ -32,8 +32,16 @@ struct TileOrigin {
 };
 TileOrigin tile_origin(const std::string& stem);
 
-// Writes both folders under `dir` (existing Task1 files there are replaced). Class names have
-// their spaces turned into dashes.
+// The Task1 file name of each class 0 .. max(names.size(), classes) - 1 (a class without a name
+// is its number): "Task1_<name>.txt" with spaces turned into dashes (the reference's rule) and
+// every character unsafe in a file name ('/', '\\', control characters, : * ? " < > |) into '_',
+// cut to 200 bytes. A name that needed no change keeps its file; a changed one that would meet
+// another class's file takes the first free <name>_2, <name>_3, ... in class order ("a/b" and
+// "a_b": Task1_a_b_2.txt and Task1_a_b.txt).
+std::vector<std::string> dota_class_files(const std::vector<std::string>& names, size_t classes);
+
+// Writes both folders under `dir`, each file atomically (Task1 files of an earlier run there are
+// replaced or removed).
 void write_dota_predictions(const std::vector<DotaDetection>& detections,
                             const std::vector<std::string>& names,
                             const std::filesystem::path& dir);
