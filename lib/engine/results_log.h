@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -37,9 +38,21 @@ class ResultsLog {
   std::vector<std::vector<double>> rows_;
 };
 
-// Parses a results.csv written by ResultsLog (for resume, tests and plots). Throws
-// core::InputError naming the file and line on a malformed row.
+// Parses a results.csv written by ResultsLog (for resume, tests and plots): a header of named
+// columns, then rows of as many numbers ("nan" for a missing one, "inf", "-inf"; blank lines
+// skipped; spaces, tabs and a CRLF's '\r' around cells ignored). Throws core::InputError naming
+// the file and line for an empty file, an unnamed column, a row of another width or a cell that
+// is not wholly a number.
 void read_results_csv(const std::filesystem::path& file, std::vector<std::string>* columns,
                       std::vector<std::vector<double>>* rows);
+
+// The same from a stream, with `name` (the file) in the messages: the fuzz target's entry.
+void read_results_csv(std::istream& in, const std::string& name, std::vector<std::string>* columns,
+                      std::vector<std::vector<double>>* rows);
+
+// The text ResultsLog writes: the header, then one line per row (epoch as a whole number, other
+// values as %.6g, "nan" for a missing value).
+std::string format_results_csv(const std::vector<std::string>& columns,
+                               const std::vector<std::vector<double>>& rows);
 
 }  // namespace trainer::engine
