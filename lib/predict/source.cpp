@@ -1,12 +1,15 @@
 // See source.h.
 #include "predict/source.h"
 
+#include <fmt/format.h>
 #include <glob.h>
 
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <iterator>
 #include <set>
+#include <system_error>
 
 #include "core/error.h"
 #include "data/image_files.h"
@@ -25,6 +28,17 @@ bool is_glob(const std::string& s) {
   return s.find_first_of("*?[") != std::string::npos;
 }
 
+// `text` matching only itself in a glob(3) pattern: a list's folder named `set[1]` stays literal
+// in front of the list's own patterns.
+std::string glob_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '*' || c == '?' || c == '[' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 std::vector<fs::path> expand_glob(const std::string& pattern) {
   glob_t found{};
   std::vector<fs::path> out;
@@ -33,6 +47,17 @@ std::vector<fs::path> expand_glob(const std::string& pattern) {
   }
   ::globfree(&found);
   return out;
+}
+
+// What `path` is (file_type::not_found when nothing is there). Throws core::InputError for what
+// else stat refuses (a name too long, a folder on the way that cannot be searched).
+fs::file_type type_of(const fs::path& path) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec && status.type() != fs::file_type::not_found) {
+    throw core::InputError("source " + path.string() + ": " + ec.message());
+  }
+  return status.type();
 }
 
 // Adds `file` if it is an image or a video; returns whether it was one.
@@ -49,43 +74,62 @@ bool add_media(const fs::path& file, std::vector<SourceFile>& out) {
 
 void add_folder(const fs::path& dir, std::vector<SourceFile>& out) {
   std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.is_regular_file()) files.push_back(entry.path());
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code type_ec;
+    if (it->is_regular_file(type_ec)) files.push_back(it->path());
   }
+  if (ec) throw core::InputError("source " + dir.string() + ": cannot list: " + ec.message());
   std::sort(files.begin(), files.end());
   for (const auto& f : files) add_media(f, out);
 }
 
 void add_path(const std::string& source, const fs::path& base, std::vector<SourceFile>& out,
+              int depth);
+
+void add_list(const fs::path& list, std::vector<SourceFile>& out, int depth) {
+  if (depth > 0) throw core::InputError("source " + list.string() + ": a .txt list inside a list");
+  std::ifstream in(list, std::ios::binary);
+  if (!in) throw core::InputError("source " + list.string() + ": cannot read");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const SourceListEntry& entry : parse_source_list(text, list)) {
+    try {
+      add_path(entry.path, list.parent_path(), out, depth + 1);
+    } catch (const core::InputError& e) {
+      throw core::InputError(fmt::format("{}:{}: {}", list.string(), entry.line, e.what()));
+    }
+  }
+}
+
+void add_path(const std::string& source, const fs::path& base, std::vector<SourceFile>& out,
               int depth) {
   fs::path path(source);
-  if (path.is_relative() && !base.empty()) path = base / path;
-  if (is_glob(source)) {
-    const auto matches = expand_glob(path.string());
+  const bool relative = path.is_relative() && !base.empty();
+  if (relative) path = base / path;
+  const fs::file_type type = type_of(path);
+  if (type == fs::file_type::not_found && is_glob(source)) {
+    const std::string pattern =
+        relative ? (fs::path(glob_escape(base.string())) / source).string() : path.string();
+    const auto matches = expand_glob(pattern);
     if (matches.empty()) throw core::InputError("source " + path.string() + ": no file matches");
     for (const auto& m : matches) {
-      if (fs::is_regular_file(m)) add_media(m, out);
+      std::error_code ec;
+      if (fs::is_regular_file(m, ec)) add_media(m, out);
     }
     return;
   }
-  if (fs::is_directory(path)) {
+  if (type == fs::file_type::directory) {
     add_folder(path, out);
     return;
   }
-  if (!fs::exists(path))
+  if (type == fs::file_type::not_found) {
     throw core::InputError("source " + path.string() + ": no such file or folder");
+  }
+  if (type != fs::file_type::regular) {
+    throw core::InputError("source " + path.string() + ": not a regular file");
+  }
   if (lower_suffix(path) == ".txt") {
-    if (depth > 0)
-      throw core::InputError("source " + path.string() + ": a .txt list inside a list");
-    std::ifstream in(path);
-    if (!in) throw core::InputError("source " + path.string() + ": cannot read");
-    std::string line;
-    while (std::getline(in, line)) {
-      while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back())))
-        line.pop_back();
-      if (line.empty()) continue;
-      add_path(line, path.parent_path(), out, depth + 1);
-    }
+    add_list(path, out, depth);
     return;
   }
   if (!add_media(path, out)) {
@@ -107,6 +151,28 @@ std::vector<SourceFile> resolve_source(const std::string& source) {
   std::vector<SourceFile> out;
   add_path(source, {}, out, 0);
   if (out.empty()) throw core::InputError("source " + source + ": no images or videos found");
+  return out;
+}
+
+std::vector<SourceListEntry> parse_source_list(std::string_view text, const fs::path& list) {
+  static constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+  if (text.substr(0, kByteOrderMark.size()) == kByteOrderMark) text.remove_prefix(3);
+  std::vector<SourceListEntry> out;
+  int line = 0;
+  while (!text.empty()) {
+    ++line;
+    const size_t end = std::min(text.find('\n'), text.size());
+    std::string_view path = text.substr(0, end);
+    text.remove_prefix(std::min(end + 1, text.size()));
+    if (path.find('\0') != std::string_view::npos) {
+      throw core::InputError(
+          fmt::format("{}:{}: a NUL byte (not a text list)", list.string(), line));
+    }
+    while (!path.empty() && std::isspace(static_cast<unsigned char>(path.back()))) {
+      path.remove_suffix(1);
+    }
+    if (!path.empty()) out.push_back({std::string(path), line});
+  }
   return out;
 }
 
