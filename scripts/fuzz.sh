@@ -15,7 +15,7 @@ set -euo pipefail
 source "$(dirname "$0")/env.sh"
 
 ALL_TARGETS=(config dataset_yaml yolo_labels coco_json coco_results checkpoint image_header exif
-             results_csv)
+             results_csv predict_sources)
 MAX_RESTARTS=3  # after a crash the target restarts with the time left, at most this many times
 
 seconds=600
