@@ -18,6 +18,7 @@
 #include "engine/model_from_weights.h"
 #include "engine/validator.h"
 #include "model/fuse.h"
+#include "predict/output_names.h"
 #include "predict/predict_output.h"
 #include "predict/source.h"
 #include "predict/video.h"
@@ -42,6 +43,7 @@ class Session {
 
   PredictSummary run() {
     const std::vector<SourceFile> sources = resolve_source(options_.source);
+    stems_ = output_stems(sources);
     auto loaded = engine::load_model_from_weights(options_.weights, options_.model, options_.data);
     names_ = loaded.dataset.names;
     const int nc = static_cast<int>(names_.size());
@@ -62,6 +64,8 @@ class Session {
     run.name = options_.name;
     run.exist_ok = options_.exist_ok;
     summary_.save_dir = core::create_run_dir(run);
+    // Refused here, before anything is written: a folder that holds a source already existed.
+    if (options_.save) check_outputs_spare_sources(sources, stems_, summary_.save_dir);
     if (options_.save_txt) fs::create_directories(summary_.save_dir / "labels");
 
     total_ = sources.size();
@@ -114,8 +118,9 @@ class Session {
     VideoReader reader(path, options_.vid_stride);
     std::shared_ptr<VideoWriter> writer;
     if (options_.save) {
-      writer = std::make_shared<VideoWriter>(summary_.save_dir / (path.stem().string() + ".mp4"),
-                                             reader.fps() / options_.vid_stride);
+      writer = std::make_shared<VideoWriter>(
+          annotated_output({path, SourceKind::kVideo}, stems_[index], summary_.save_dir),
+          reader.fps() / options_.vid_stride);
     }
     cv::Mat frame;
     while (reader.next(frame)) {
@@ -160,14 +165,15 @@ class Session {
                     : fmt::format("image {}/{} {}", p.source_index + 1, total_, p.path.string());
     out_ << fmt::format("{}: {}x{} {}{:.1f}ms\n", where, r.input_height, r.input_width,
                         summary(r, names_), inference_ms);
-    const std::string stem = p.path.stem().string();
+    const std::string& stem = stems_[p.source_index];  // unique among the sources
     const std::string base = p.frame > 0 ? fmt::format("{}_{}", stem, p.frame) : stem;
     if (options_.save) {
       const cv::Mat annotated = annotate(p.image, r, names_, options_.line_width);
       if (p.writer) {
         p.writer->write(annotated);
       } else {
-        data::write_image(summary_.save_dir / p.path.filename(), annotated, 95);
+        data::write_image(annotated_output({p.path, SourceKind::kImage}, stem, summary_.save_dir),
+                          annotated, 95);
       }
     }
     if (options_.save_txt) {
@@ -179,7 +185,8 @@ class Session {
     }
     if (options_.save_json) {
       const int64_t id = p.frame > 0 ? summary_.images - 1
-                                     : image_id_for(p.path, static_cast<int64_t>(p.source_index));
+                                     : image_id_for(stem + p.path.extension().string(),
+                                                    static_cast<int64_t>(p.source_index));
       auto entries = coco_detections(r, id, category_ids_);
       detections_.insert(detections_.end(), entries.begin(), entries.end());
     }
@@ -189,6 +196,7 @@ class Session {
   std::ostream& out_;
   std::vector<std::string> names_;
   std::vector<int64_t> category_ids_;
+  std::vector<std::string> stems_;  // output stem per source (output_names.h)
   model::DetectionModel model_{nullptr};
   std::unique_ptr<Predictor> predictor_;
   PredictSummary summary_;

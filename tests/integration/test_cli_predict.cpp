@@ -1,6 +1,7 @@
 // `trainer predict` end to end with the built binary on a tiny model fitted for one epoch: every
 // source kind (image, folder, glob, .txt, video), the run folder increment, labels/*.txt rows,
-// predictions.json, skipped and bad sources, pose output and segmentation masks.
+// predictions.json, skipped and bad sources, pose output, segmentation masks, sources of one name
+// and a run folder that holds the sources.
 #include <doctest/doctest.h>
 
 #include <opencv2/imgcodecs.hpp>
@@ -218,4 +219,45 @@ TEST_CASE("cli predict: a segmentation model writes masks as RLE in predictions.
   CHECK(entries >= 1);
   CHECK(entries <= 3);
   CHECK(masks == entries);
+}
+
+TEST_CASE("cli predict: sources of one name keep every output; a source is never written over") {
+  trainer::test::TempDir dir;
+  const auto weights = fit_tiny(dir.path(), "", "yolo26t", 64);
+  const auto images = dir / "data" / "images" / "val";
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(images)) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() == 4);
+  // Two folders with an image of one name (different pictures), listed in a .txt.
+  for (const char* folder : {"a", "b"}) fs::create_directories(dir / folder);
+  fs::copy_file(files[0], dir / "a" / "img.jpg");
+  fs::copy_file(files[1], dir / "b" / "img.jpg");
+  trainer::test::write_text(dir / "list.txt", "a/img.jpg\nb/img.jpg\n");
+  const std::string common =
+      trainer_binary() + " predict weights=" + weights.string() +
+      " imgsz=64 device=cpu conf=0.0 max_det=2 project=" + dir.path().string();
+  std::string out;
+  REQUIRE(
+      run_command(common + " save_txt=true save_json=true source=" + (dir / "list.txt").string(),
+                  &out) == 0);
+  const auto run = dir / "predict";
+  CHECK(fs::exists(run / "img.jpg"));
+  CHECK(fs::exists(run / "img_2.jpg"));
+  CHECK(fs::exists(run / "labels" / "img.txt"));
+  CHECK(fs::exists(run / "labels" / "img_2.txt"));
+  CHECK(out.find("2 labels saved") != std::string::npos);
+
+  // exist_ok=true with the source folder as the run folder: refused, the original untouched.
+  const std::string original = trainer::test::read_text(dir / "a" / "img.jpg");
+  CHECK(run_command(common + " name=a exist_ok=true source=" + (dir / "a").string(), &out) == 2);
+  CHECK(out.find("over the source " + (dir / "a" / "img.jpg").string()) != std::string::npos);
+  CHECK(trainer::test::read_text(dir / "a" / "img.jpg") == original);
+  CHECK(std::distance(fs::directory_iterator(dir / "a"), fs::directory_iterator{}) == 1);
+  // Labels only (save=false) touch no source: they go to a/labels/.
+  REQUIRE(run_command(common + " name=a exist_ok=true save=false save_txt=true source=" +
+                          (dir / "a").string(),
+                      &out) == 0);
+  CHECK(fs::exists(dir / "a" / "labels" / "img.txt"));
+  CHECK(trainer::test::read_text(dir / "a" / "img.jpg") == original);
 }
