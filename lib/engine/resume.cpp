@@ -118,12 +118,20 @@ core::TrainConfig resume_config(const std::filesystem::path& resume,
                                             checkpoint.parent_path(), others)
                          .config
                    : core::load_config(file, others).config;
+  // A key is asked for when an override names it or the file sets it away from the default: a
+  // file holding little more than `resume: PATH` asks for nothing else, while the original
+  // command line re-run with resume= asks for all of its values.
+  const core::TrainConfig defaults = core::load_config({}, {}).config;
+  std::vector<std::string> named;
+  for (const auto& o : others) named.push_back(o.substr(0, o.find('=')));
   std::vector<std::string> changes;
   for (const auto& field : core::config_fields()) {
     if (field.alias || is_changeable(field.key)) continue;
     const auto before = field.get(loaded.config);
     const auto after = field.get(asked);
     if (before == after) continue;
+    const bool in_overrides = std::find(named.begin(), named.end(), field.key) != named.end();
+    if (!in_overrides && after == field.get(defaults)) continue;
     changes.push_back(
         fmt::format("{}: cannot be changed when resuming (the checkpoint has {}, the "
                     "command line asks for {})",

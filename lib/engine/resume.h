@@ -35,7 +35,9 @@ const std::vector<std::string>& changeable_on_resume();
 // checkpoint's own, with the changeable `overrides` applied. Every other key the command line
 // gives (the config `file` when not empty, i.e. the original command line re-run with resume=,
 // and the other overrides) must equal the checkpoint's value: a real change is an error naming
-// the key, the checkpoint's value and the new one. `resume` is set to `checkpoint`.
+// the key, the checkpoint's value and the new one. A key counts as given when an override names
+// it or the file sets it to other than its default (a file with just `resume: PATH` gives no
+// other key). `resume` is set to `checkpoint`.
 core::TrainConfig resume_config(const std::filesystem::path& checkpoint,
                                 const std::vector<std::string>& overrides,
                                 const std::filesystem::path& file = {});

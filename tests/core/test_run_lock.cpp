@@ -46,7 +46,8 @@ TEST_CASE("a lock held by another process refuses; once that process dies it is 
   }
   char c = 0;
   REQUIRE(::read(to_parent[0], &c, 1) == 1);
-  CHECK_THROWS_WITH_AS(RunLock(dir.path()), doctest::Contains(" " + std::to_string(child) + ")"),
+  const std::string holder = " " + std::to_string(child) + ")";
+  CHECK_THROWS_WITH_AS(RunLock(dir.path()), doctest::Contains(holder.c_str()),
                        trainer::core::InputError);
   REQUIRE(::write(to_child[1], &c, 1) == 1);
   int status = 0;

@@ -50,8 +50,10 @@ TEST_CASE("cli: a kill after any file of the final save, then one resume, loses 
   for (const char* point :
        {"best.ckpt:2", "best.pt:2", "last.pt:2", "predictions.json:1", "last.ckpt:2"}) {
     CAPTURE(point);
-    std::string name = point;
-    name = "killed_" + name.substr(0, name.find('.'));
+    std::string name = std::string("killed_") + point;  // killed_best.ckpt:2 -> killed_best_ckpt_2
+    for (char& c : name) {
+      if (c == '.' || c == ':') c = '_';
+    }
     const int killed =
         run_command(std::string("env TRAINER_TEST_HOOKS=1 TRAINER_FAULT_EXIT_AFTER=") + point +
                         common + " name=" + name,
