@@ -2,7 +2,6 @@
 #include "engine/checkpoint.h"
 
 #include <fmt/format.h>
-#include <torch/serialize.h>
 #include <torch/torch.h>
 
 #include <fstream>
@@ -10,7 +9,6 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
-#include "engine/torch_zip_check.h"
 #include "model/torch_save.h"
 
 namespace trainer::engine {
@@ -117,18 +115,11 @@ Checkpoint load_checkpoint(const std::filesystem::path& path) {
 }
 
 Checkpoint parse_checkpoint(const std::vector<char>& bytes, const std::string& file) {
-  if (const auto problem = check_torch_zip(bytes)) {
-    throw core::InputError(fmt::format(
+  const c10::IValue root = model::torch_load_bytes(bytes, [&](const std::string& problem) {
+    return fmt::format(
         "{}: not a readable checkpoint (truncated, corrupt, or not written by trainer: {})", file,
-        *problem));
-  }
-  c10::IValue root;
-  try {
-    root = torch::pickle_load(bytes);
-  } catch (const std::exception&) {
-    throw core::InputError(fmt::format(
-        "{}: not a readable checkpoint (truncated, corrupt, or not written by trainer)", file));
-  }
+        problem);
+  });
   if (!root.isGenericDict()) {
     throw core::InputError(fmt::format("{}: not a trainer checkpoint (no top-level dict)", file));
   }

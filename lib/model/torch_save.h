@@ -1,12 +1,17 @@
-// The bytes of `torch.save(value)` that Python reads with plain `torch.load(path)`.
+// The torch.save file format: the bytes of `torch.save(value)` that Python reads with plain
+// `torch.load(path)`, and the one reader of such bytes.
 //
 // Why: torch::pickle_save wraps every typed dict and list in torch.jit._pickle.restore_type_tag,
 // which torch.load's default (weights_only=True, since torch 2.6) refuses. Weights files,
-// checkpoints and the parity tests' tensor files all go through this one writer instead.
+// checkpoints and the parity tests' tensor files all go through this one writer instead. Reading
+// goes through one function too, so that every file the tool accepts (checkpoints `.ckpt`, weights
+// `.pt`) gets the same structural check (torch_zip_check.h) before LibTorch trusts its sizes.
 #pragma once
 
 #include <ATen/core/ivalue.h>
 
+#include <functional>
+#include <string>
 #include <vector>
 
 namespace trainer::model {
@@ -14,5 +19,11 @@ namespace trainer::model {
 // The torch.save zip format of `value` (dicts, lists, strings, numbers, None, tensors), without
 // TorchScript type tags. torch::pickle_load reads it back as generic containers.
 std::vector<char> torch_save_bytes(const c10::IValue& value);
+
+// The value that torch.save `bytes` hold, read by torch::pickle_load once check_torch_zip found
+// nothing wrong. Otherwise throws core::InputError(describe(problem)), where problem is the
+// check's finding or the first line of LibTorch's error; `describe` names the file.
+c10::IValue torch_load_bytes(const std::vector<char>& bytes,
+                             const std::function<std::string(const std::string&)>& describe);
 
 }  // namespace trainer::model

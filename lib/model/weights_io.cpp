@@ -1,7 +1,6 @@
 // Weights import/export through the torch.save format (see weights_io.h).
 #include "model/weights_io.h"
 
-#include <torch/serialize.h>
 #include <torch/torch.h>
 
 #include <fstream>
@@ -51,33 +50,32 @@ void save_weights(const torch::nn::Module& module, const std::filesystem::path& 
 NamedTensorList read_weights_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw core::InputError("weights file not found: " + path.string());
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  c10::IValue value;
-  try {
-    value = torch::pickle_load(bytes);
-  } catch (const std::exception& e) {
-    std::string why = e.what();
-    why = why.substr(0, why.find('\n'));
-    const bool ordered_dict = why.find("Expected GenericDict") != std::string::npos;
-    throw core::InputError(
-        "weights file " + path.string() + " is not a torch.save file of a dict of tensors" +
-        (ordered_dict ? " (an OrderedDict, e.g. a raw state_dict()? convert it with "
-                        "scripts/convert_weights.py import)"
-                      : " (" + why + ")"));
-  }
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
+  return parse_weights(bytes, path.string());
+}
+
+NamedTensorList parse_weights(const std::vector<char>& bytes, const std::string& file) {
+  const c10::IValue value = torch_load_bytes(bytes, [&](const std::string& problem) {
+    const bool ordered_dict = problem.find("Expected GenericDict") != std::string::npos;
+    return "weights file " + file + " is not a torch.save file of a dict of tensors" +
+           (ordered_dict ? " (an OrderedDict, e.g. a raw state_dict()? convert it with "
+                           "scripts/convert_weights.py import)"
+                         : " (" + problem + ")");
+  });
   if (!value.isGenericDict()) {
-    throw core::InputError("weights file " + path.string() + " holds a " + value.tagKind() +
+    throw core::InputError("weights file " + file + " holds a " + value.tagKind() +
                            ", expected a dict {name: tensor} (see scripts/convert_weights.py)");
   }
   NamedTensorList out;
   for (const auto& entry : value.toGenericDict()) {
     if (!entry.key().isString()) {
-      throw core::InputError("weights file " + path.string() + ": a key is a " +
-                             entry.key().tagKind() + ", expected a string");
+      throw core::InputError("weights file " + file + ": a key is a " + entry.key().tagKind() +
+                             ", expected a string");
     }
     const std::string key = entry.key().toStringRef();
     if (!entry.value().isTensor()) {
-      throw core::InputError("weights file " + path.string() + ": key '" + key + "' holds a " +
+      throw core::InputError("weights file " + file + ": key '" + key + "' holds a " +
                              entry.value().tagKind() + ", expected a tensor");
     }
     out.emplace_back(key, entry.value().toTensor());

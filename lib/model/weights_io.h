@@ -33,6 +33,9 @@ void save_weights(const torch::nn::Module& module, const std::filesystem::path& 
 // when it is missing, not a torch.save file, or not a dict of string -> tensor.
 NamedTensorList read_weights_file(const std::filesystem::path& path);
 
+// The same for the bytes of a weights file; `file` names it in the errors.
+NamedTensorList parse_weights(const std::vector<char>& bytes, const std::string& file);
+
 // Copies `weights` into `module`. Every key of the module must be present with the same shape and
 // no unexpected key may exist; otherwise throws core::InputError listing each missing,
 // unexpected and mismatched key (with both shapes). Floating tensors are converted to the

@@ -13,11 +13,12 @@
 
 #include "core/error.h"
 #include "engine/checkpoint.h"
-#include "engine/torch_zip_check.h"
 #include "engine/trainer.h"
+#include "model/torch_zip_check.h"
 #include "test_support.h"
 
 using namespace trainer::engine;
+using trainer::model::check_torch_zip;
 
 namespace {
 
@@ -116,24 +117,6 @@ TEST_CASE("checkpoint: a corrupt length is refused before LibTorch allocates it"
                        doctest::Contains("last.ckpt: not a readable checkpoint (truncated, "
                                          "corrupt, or not written by trainer: pickle declares"),
                        trainer::core::InputError);
-}
-
-TEST_CASE("checkpoint: the pickle check follows each opcode's argument") {
-  auto check = [](const std::string& pickle) {
-    return check_pickle(reinterpret_cast<const unsigned char*>(pickle.data()), pickle.size());
-  };
-  CHECK_FALSE(check(std::string("\x80\x02K\x05.", 5)));           // PROTO 2, BININT1 5, STOP
-  CHECK_FALSE(check(std::string("\x80\x02X\x02\0\0\0ab.", 10)));  // a 2-byte string
-  const std::string proto2("\x80\x02", 2);
-  CHECK_FALSE(check(proto2 + "ctorch\nFloatStorage\n."));  // GLOBAL: two lines of text
-  CHECK(*check(std::string("\x80\x02X\x04\0\0\0ab.", 10)) ==
-        "pickle declares 4 bytes at byte 2 but has 3 left");
-  CHECK(*check(std::string("\x80\x02K\x05", 4)) == "pickle has no STOP opcode");
-  CHECK(*check(std::string("\x80\x02K", 3)) == "pickle ends inside an opcode");
-  CHECK(*check(proto2 + "ctorch\n") == "pickle ends inside a text argument");
-  CHECK(*check(std::string("\x80\x02Nr\xff\xff\xff\x7f.", 9)) ==
-        "pickle memo index at byte 3 is out of range");
-  CHECK(*check(std::string("\x80\x02\xff.", 4)) == "unknown pickle opcode 0xff at byte 2");
 }
 
 TEST_CASE("checkpoint: a kill during the write leaves the previous checkpoint intact") {
