@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <unordered_map>
 
 #include "model/pickle_check.h"
 
@@ -94,14 +95,34 @@ bool read_zip64_extra(Bytes extra, uint64_t length, uint64_t* uncompressed, uint
   return true;
 }
 
-bool is_data_pkl(const char* name, uint64_t length) {
-  constexpr const char kSuffix[] = "/data.pkl";
-  constexpr uint64_t kSuffixLength = sizeof(kSuffix) - 1;
-  if (length <= kSuffixLength) return false;
-  const uint64_t archive = length - kSuffixLength;
-  return std::memcmp(name + archive, kSuffix, kSuffixLength) == 0 &&
-         std::memchr(name, '/', archive) == nullptr;
+// A record's data: where it starts in the file and its size.
+struct Record {
+  uint64_t start = 0;
+  uint64_t size = 0;
+};
+
+// ASCII lower case, as miniz (LibTorch's zip reader) compares names.
+std::string folded(const char* name, uint64_t length) {
+  std::string out(name, length);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
 }
+
+// A name from the file as a message may show it: control bytes replaced, at most 80 characters.
+std::string printable(const std::string& name) {
+  std::string out = name.substr(0, 80);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return name.size() > out.size() ? out + "..." : out;
+}
+
+// LibTorch copies a storage record once for each persistent id naming it: beyond this many bytes
+// per byte of the file, the copies are out of proportion to the file (torch.save writes each
+// storage once; Python repeats it for tensors sharing a storage).
+constexpr uint64_t kMaxCopiesPerFileByte = 8;
 
 }  // namespace
 
@@ -111,8 +132,10 @@ std::optional<std::string> check_torch_zip(const std::vector<char>& bytes) {
   std::string why;
   const auto directory = find_directory(data, size, &why);
   if (!directory) return why;
+  if (directory->entries == 0) return std::string("zip has no entries");
   uint64_t at = directory->offset;
-  std::optional<std::pair<uint64_t, uint64_t>> pickle;  // offset and size of data.pkl
+  std::string archive;  // folded, as every key of `records`
+  std::unordered_map<std::string, Record> records;
   for (uint64_t k = 0; k < directory->entries; ++k) {
     if (at > size || size - at < 46 || little_endian(data + at, 4) != kDirectoryEntry) {
       return fmt::format("zip directory entry {} is corrupt", k);
@@ -142,11 +165,50 @@ std::optional<std::string> check_torch_zip(const std::vector<char>& bytes) {
                          compressed);
     }
     const auto name = reinterpret_cast<const char*>(data + at + 46);
-    if (!pickle && is_data_pkl(name, name_length)) pickle.emplace(start, compressed);
+    if (std::memchr(name, '\0', name_length) != nullptr) {
+      return fmt::format("zip entry {} has a NUL byte in its name", k);
+    }
+    if (k == 0) {  // LibTorch's archive: the first entry's folder
+      const auto slash = static_cast<const char*>(std::memchr(name, '/', name_length));
+      if (slash == nullptr) return std::string("the first zip entry is not inside a folder");
+      archive = folded(name, static_cast<uint64_t>(slash - name));
+    }
+    if (!records.emplace(folded(name, name_length), Record{start, compressed}).second) {
+      return fmt::format("zip holds two entries named {} (LibTorch would read either)",
+                         printable(std::string(name, name_length)));
+    }
     at += entry_size;
   }
-  if (!pickle) return std::string("no data.pkl record");
-  if (auto problem = check_pickle(data + pickle->first, pickle->second)) return problem;
+  const auto pickle = records.find(archive + "/data.pkl");
+  if (pickle == records.end()) {
+    return fmt::format("no {}/data.pkl record (the archive named by the first zip entry)",
+                       printable(archive));
+  }
+  std::vector<StorageRead> storages;
+  if (auto problem = check_pickle(data + pickle->second.start, pickle->second.size, &storages)) {
+    return problem;
+  }
+  uint64_t copied = 0;
+  for (const StorageRead& storage : storages) {
+    const std::string name = archive + "/data/" + storage.key;
+    const auto record = records.find(folded(name.data(), name.size()));
+    if (record == records.end()) {
+      return fmt::format("storage record {} is missing", printable(name));
+    }
+    if (record->second.size < storage.bytes) {
+      return fmt::format("storage record {} holds {} bytes, its tensor needs {}", printable(name),
+                         record->second.size, storage.bytes);
+    }
+    uint64_t copies = 0;
+    if (__builtin_mul_overflow(record->second.size, storage.reads, &copies) ||
+        __builtin_add_overflow(copied, copies, &copied)) {
+      copied = UINT64_MAX;
+    }
+  }
+  if (copied / kMaxCopiesPerFileByte > size) {
+    return fmt::format("pickle reads {} bytes of storage records from a file of {} bytes", copied,
+                       size);
+  }
   return std::nullopt;
 }
 

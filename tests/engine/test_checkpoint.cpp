@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "engine/checkpoint.h"
 #include "engine/trainer.h"
+#include "model/torch_file_craft.h"
 #include "model/torch_zip_check.h"
 #include "test_support.h"
 
@@ -117,6 +118,55 @@ TEST_CASE("checkpoint: a corrupt length is refused before LibTorch allocates it"
                        doctest::Contains("last.ckpt: not a readable checkpoint (truncated, "
                                          "corrupt, or not written by trainer: pickle declares"),
                        trainer::core::InputError);
+}
+
+TEST_CASE("checkpoint: the check reads the data.pkl LibTorch reads, named by the first entry") {
+  // LibTorch takes the archive's folder from the FIRST zip entry (the writer puts archive/data/0
+  // first) and reads <folder>/data.pkl. The check used to take the first */data.pkl listed: a
+  // sound other/data.pkl listed before a hostile archive/data.pkl hid it.
+  trainer::test::TempDir dir;
+  save_checkpoint(sample(1.0), dir / "last.ckpt");
+  std::ifstream in(dir / "last.ckpt", std::ios::binary);
+  auto records = trainer::test::zip_records(
+      std::vector<char>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+  REQUIRE(records.front().first == "archive/data/0");
+  std::string& pickle = trainer::test::record(records, "archive/data.pkl");
+  const std::string sound = pickle;
+  const std::string key("X\x06\0\0\0format", 11);  // BINUNICODE, length 6, "format"
+  const size_t at = pickle.find(key);
+  REQUIRE(at != std::string::npos);
+  pickle[at + 4] = 0x70;  // length 0x70000006
+  records.insert(records.begin() + 1, {"other/data.pkl", sound});
+  const std::vector<char> bytes = trainer::test::zip_file(records);
+  const std::string problem = "pickle declares 1879048198 bytes at byte " + std::to_string(at) +
+                              " but has " + std::to_string(sound.size() - at - 5) + " left";
+  CHECK(check_torch_zip(bytes) == problem);
+  CHECK_THROWS_WITH_AS(parse_checkpoint(bytes, "last.ckpt"),
+                       ("last.ckpt: not a readable checkpoint (truncated, corrupt, or not written "
+                        "by trainer: " +
+                        problem + ")")
+                           .c_str(),
+                       trainer::core::InputError);
+}
+
+TEST_CASE("checkpoint: a storage record shorter than its tensor is refused") {
+  // LibTorch gives a storage the size its persistent id declares, whatever its record holds.
+  trainer::test::TempDir dir;
+  save_checkpoint(sample(1.0), dir / "last.ckpt");
+  std::ifstream in(dir / "last.ckpt", std::ios::binary);
+  auto records = trainer::test::zip_records(
+      std::vector<char>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+  std::string& storage = trainer::test::record(records, "archive/data/0");
+  const size_t full = storage.size();
+  REQUIRE(full >= 8);
+  storage.resize(full / 2);
+  CHECK_THROWS_WITH_AS(
+      parse_checkpoint(trainer::test::zip_file(records), "last.ckpt"),
+      ("last.ckpt: not a readable checkpoint (truncated, corrupt, or not written "
+       "by trainer: storage record archive/data/0 holds " +
+       std::to_string(full / 2) + " bytes, its tensor needs " + std::to_string(full) + ")")
+          .c_str(),
+      trainer::core::InputError);
 }
 
 TEST_CASE("checkpoint: a kill during the write leaves the previous checkpoint intact") {
