@@ -14,7 +14,7 @@
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 
-ALL_TARGETS=(config dataset_yaml yolo_labels coco_json coco_results checkpoint image_header exif
+ALL_TARGETS=(config dataset_yaml yolo_labels coco_json coco_results checkpoint weights image_header exif
              results_csv predict_sources)
 MAX_RESTARTS=3  # after a crash the target restarts with the time left, at most this many times
 
@@ -58,7 +58,7 @@ fuzz_one() {
   # LibTorch leaks on some corrupt inputs, outside the project: miniz's reader state when it
   # refuses a zip, and dicts, strings and tensors the unpickler built (indirect leaks, as from a
   # reference cycle). Leak checking, per input and at exit, would stop this target on those.
-  if [ "$t" = checkpoint ]; then
+  if [ "$t" = checkpoint ] || [ "$t" = weights ]; then
     flags+=(-detect_leaks=0)
     asan_options=$asan_options:detect_leaks=0
   fi

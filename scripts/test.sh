@@ -33,7 +33,7 @@ if [ "${TRAINER_SKIP_SANITIZE:-0}" != 1 ]; then
   asan_suites=(test_core test_core_torch test_data_spec test_data test_image_codecs test_geometry
                fuzz_replay_config fuzz_replay_dataset_yaml fuzz_replay_yolo_labels
                fuzz_replay_coco_json fuzz_replay_coco_results fuzz_replay_checkpoint
-               fuzz_replay_image_header fuzz_replay_exif fuzz_replay_results_csv
+               fuzz_replay_weights fuzz_replay_image_header fuzz_replay_exif fuzz_replay_results_csv
                fuzz_replay_predict_sources)
   "$TRAINER_ROOT/scripts/build.sh" --sanitize "${asan_suites[@]}"
   # Every finding stops the test, leaks included (these suites have none, LibTorch's static state
