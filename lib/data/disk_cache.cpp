@@ -30,7 +30,7 @@ struct Header {
   int64_t source_size;
   int64_t source_mtime_ns;
 };
-static_assert(sizeof(Header) == 48);
+static_assert(sizeof(Header) == kDiskCacheHeaderBytes);
 
 uint64_t fnv1a(const std::string& text) {
   uint64_t h = 1469598103934665603ull;
@@ -94,47 +94,75 @@ bool write_disk_cache(const fs::path& file, const cv::Mat& resized, int imgsz,
   return true;
 }
 
-namespace {
-
-// Reads and checks the header; on success `in` is positioned at the pixels.
-bool read_header(std::ifstream& in, int imgsz, const SourceStamp& stamp, Header* h,
-                 std::string* why) {
+bool check_disk_cache_header(const uint8_t* header, size_t header_size, uint64_t file_size,
+                             int imgsz, const SourceStamp& stamp, cv::Size* shape,
+                             std::string* why) {
   auto fail = [&](const char* reason) {
     if (why) *why = reason;
     return false;
   };
-  if (!in) return fail("missing");
-  if (!in.read(reinterpret_cast<char*>(h), sizeof(*h))) return fail("truncated header");
-  if (h->magic != kMagic) return fail("not a trainer cache file");
-  if (h->version != kDiskCacheVersion) return fail("written by another cache format version");
-  if (h->imgsz != static_cast<uint32_t>(imgsz)) return fail("made for another imgsz");
-  if (h->source_size != stamp.size || h->source_mtime_ns != stamp.mtime_ns) {
+  Header h{};
+  if (header_size < sizeof(h) || file_size < sizeof(h)) return fail("truncated header");
+  std::memcpy(&h, header, sizeof(h));
+  if (h.magic != kMagic) return fail("not a trainer cache file");
+  if (h.version != kDiskCacheVersion) return fail("written by another cache format version");
+  if (h.imgsz != static_cast<uint32_t>(imgsz)) return fail("made for another imgsz");
+  if (h.source_size != stamp.size || h.source_mtime_ns != stamp.mtime_ns) {
     return fail("the source image changed");
   }
-  if (h->channels != 3 || h->rows == 0 || h->cols == 0 || h->rows > uint32_t(imgsz) ||
-      h->cols > uint32_t(imgsz)) {
+  if (h.channels != 3 || h.rows == 0 || h.cols == 0 || h.rows > uint32_t(imgsz) ||
+      h.cols > uint32_t(imgsz)) {
     return fail("impossible image shape");
   }
+  const uint64_t expected = sizeof(Header) + uint64_t(h.rows) * h.cols * h.channels;
+  if (file_size < expected) return fail("truncated pixels");
+  if (file_size > expected) return fail("trailing bytes");
+  if (shape) *shape = cv::Size(static_cast<int>(h.cols), static_cast<int>(h.rows));
   return true;
+}
+
+cv::Mat parse_disk_cache(const uint8_t* data, size_t size, int imgsz, const SourceStamp& stamp,
+                         std::string* why) {
+  cv::Size shape;
+  if (!check_disk_cache_header(data, size, size, imgsz, stamp, &shape, why)) return cv::Mat();
+  cv::Mat image(shape, CV_8UC3);
+  std::memcpy(image.data, data + sizeof(Header), image.total() * image.elemSize());
+  return image;
+}
+
+namespace {
+
+// Opens `file` and checks it (check_disk_cache_header); on success `in` is positioned at the
+// pixels.
+bool open_checked(const fs::path& file, int imgsz, const SourceStamp& stamp, std::ifstream* in,
+                  cv::Size* shape, std::string* why) {
+  in->open(file, std::ios::binary);
+  if (!*in) {
+    if (why) *why = "missing";
+    return false;
+  }
+  std::array<uint8_t, sizeof(Header)> header{};
+  in->read(reinterpret_cast<char*>(header.data()), sizeof(Header));
+  const auto got = static_cast<size_t>(in->gcount());
+  std::error_code ec;
+  const uint64_t size = fs::file_size(file, ec);
+  if (ec) {
+    if (why) *why = "missing";
+    return false;
+  }
+  return check_disk_cache_header(header.data(), got, size, imgsz, stamp, shape, why);
 }
 
 }  // namespace
 
 bool disk_cache_header_ok(const fs::path& file, int imgsz, const SourceStamp& stamp, cv::Size shape,
                           std::string* why) {
-  std::ifstream in(file, std::ios::binary);
-  Header h{};
-  if (!read_header(in, imgsz, stamp, &h, why)) return false;
-  if (h.rows != uint32_t(shape.height) || h.cols != uint32_t(shape.width)) {
+  std::ifstream in;
+  cv::Size found;
+  if (!open_checked(file, imgsz, stamp, &in, &found, why)) return false;
+  if (found != shape) {
     // A replaced source that kept its size and time (cp -p, rsync -t) shows here most often.
     if (why) *why = "not the source's resized shape";
-    return false;
-  }
-  std::error_code ec;
-  const auto size = fs::file_size(file, ec);
-  const uint64_t expected = sizeof(Header) + uint64_t(h.rows) * h.cols * h.channels;
-  if (ec || size != expected) {
-    if (why) *why = "wrong file size";
     return false;
   }
   return true;
@@ -142,11 +170,12 @@ bool disk_cache_header_ok(const fs::path& file, int imgsz, const SourceStamp& st
 
 cv::Mat read_disk_cache(const fs::path& file, int imgsz, const SourceStamp& stamp,
                         std::string* why) {
-  std::ifstream in(file, std::ios::binary);
-  Header h{};
-  if (!read_header(in, imgsz, stamp, &h, why)) return cv::Mat();
-  cv::Mat image(static_cast<int>(h.rows), static_cast<int>(h.cols), CV_8UC3);
+  std::ifstream in;
+  cv::Size shape;
+  if (!open_checked(file, imgsz, stamp, &in, &shape, why)) return cv::Mat();
+  cv::Mat image(shape, CV_8UC3);
   const auto bytes = static_cast<std::streamsize>(image.total() * image.elemSize());
+  // The size was checked; a file cut short since (another process rewriting it) is still caught.
   if (!in.read(reinterpret_cast<char*>(image.data), bytes)) {
     if (why) *why = "truncated pixels";
     return cv::Mat();

@@ -15,6 +15,7 @@
 
 #include <opencv2/core.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -39,13 +40,32 @@ std::filesystem::path disk_cache_file(const std::filesystem::path& image, int im
 bool write_disk_cache(const std::filesystem::path& file, const cv::Mat& resized, int imgsz,
                       const SourceStamp& stamp, std::string* error);
 
+// The size of a cache file's header.
+inline constexpr size_t kDiskCacheHeaderBytes = 48;
+
+// The checks on a cache file before anything is allocated for its pixels: `header` holds its first
+// bytes (`header_size` of them, kDiskCacheHeaderBytes when the file has that many) and `file_size`
+// is its whole size. True when it is a cache file of this version for `imgsz` and `stamp`, of a
+// possible shape (3 channels, each side 1..imgsz), whose size is exactly the header plus those
+// pixels; the shape is then in `shape` (`why` says why not: truncated header, another version,
+// truncated pixels, trailing bytes, ...).
+bool check_disk_cache_header(const uint8_t* header, size_t header_size, uint64_t file_size,
+                             int imgsz, const SourceStamp& stamp, cv::Size* shape,
+                             std::string* why);
+
+// A whole cache file's bytes to its image (read_disk_cache without the file); an empty Mat with
+// `why` when check_disk_cache_header refuses them.
+cv::Mat parse_disk_cache(const uint8_t* data, size_t size, int imgsz, const SourceStamp& stamp,
+                         std::string* why);
+
 // Whether the header of `file` fits and describes an image of `shape` (the source's size resized
 // to imgsz; `why` says why not); the pixels are not read.
 bool disk_cache_header_ok(const std::filesystem::path& file, int imgsz, const SourceStamp& stamp,
                           cv::Size shape, std::string* why);
 
 // The cached image, or an empty Mat with `why` saying why it cannot be used (missing, version,
-// imgsz, source changed, truncated).
+// imgsz, source changed, truncated). The file's size is checked against its header's shape before
+// the pixels are allocated.
 cv::Mat read_disk_cache(const std::filesystem::path& file, int imgsz, const SourceStamp& stamp,
                         std::string* why);
 

@@ -2,12 +2,14 @@
 #include "data/label_cache.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "core/atomic_file.h"
 
@@ -39,6 +41,10 @@ class Writer {
   std::string out_;
 };
 
+// The bytes an item takes at least: its path's length (8), width and height (4 + 4), COCO id (8),
+// and the lengths of classes, boxes, keypoints, polygons, crowd classes and crowd boxes (6 x 8).
+constexpr uint64_t kMinItemBytes = 8 + 4 + 4 + 8 + 6 * 8;
+
 class Reader {
  public:
   explicit Reader(const std::string& in) : in_(in) {}
@@ -51,17 +57,14 @@ class Reader {
     return v;
   }
   std::string str() {
-    const uint64_t n = pod<uint64_t>();
-    need(n);
+    const uint64_t n = count(1, "bytes of text");
     std::string s = in_.substr(pos_, n);
     pos_ += n;
     return s;
   }
   template <typename T>
   std::vector<T> vec() {
-    const uint64_t n = pod<uint64_t>();
-    if (n > in_.size()) throw std::runtime_error("corrupt label cache");
-    need(n * sizeof(T));
+    const uint64_t n = count(sizeof(T), "values");
     std::vector<T> v(n);
     // An empty vector's data() may be null, and memcpy from or to null is undefined even for 0
     // bytes (UBSan in the sanitizer build).
@@ -69,21 +72,74 @@ class Reader {
     pos_ += n * sizeof(T);
     return v;
   }
-  // An element count read before a loop: each element takes at least `min_bytes` more bytes.
-  uint64_t count(uint64_t min_bytes) {
+  // A count read before anything of that size is allocated: each element takes at least
+  // `min_bytes` of the bytes left, so a larger count is corruption, not a reason to allocate.
+  uint64_t count(uint64_t min_bytes, const char* what) {
     const uint64_t n = pod<uint64_t>();
-    if (n > (in_.size() - pos_) / min_bytes) throw std::runtime_error("corrupt label cache");
+    const uint64_t left = in_.size() - pos_;
+    if (n > left / min_bytes) {
+      throw std::runtime_error(
+          fmt::format("a count of {} {} where the {} bytes left hold at most {}", n, what, left,
+                      left / min_bytes));
+    }
     return n;
   }
   bool done() const { return pos_ == in_.size(); }
 
  private:
   void need(uint64_t n) {
-    if (n > in_.size() - pos_) throw std::runtime_error("truncated label cache");
+    if (n > in_.size() - pos_) throw std::runtime_error("truncated");
   }
   const std::string& in_;
   size_t pos_ = 0;
 };
+
+// parse_label_cache without the catch: nullopt with `reason` set for a corrupt cache, left empty
+// for a stale one. Throws std::runtime_error for a truncation or an impossible count.
+std::optional<CachedSplit> parse_or_explain(const std::string& bytes, uint64_t hash,
+                                            std::string* reason) {
+  auto corrupt = [&](const char* text) {
+    *reason = text;
+    return std::nullopt;
+  };
+  Reader r(bytes);
+  for (char c : kMagic) {
+    if (r.pod<char>() != c) return corrupt("not a label cache");
+  }
+  if (r.pod<uint32_t>() != kLabelCacheVersion) return std::nullopt;
+  if (r.pod<uint64_t>() != hash) return std::nullopt;
+  CachedSplit split;
+  split.items.resize(r.count(kMinItemBytes, "images"));
+  for (ImageLabels& it : split.items) {
+    it.image = r.str();
+    it.width = r.pod<int32_t>();
+    it.height = r.pod<int32_t>();
+    it.coco_image_id = r.pod<int64_t>();
+    it.classes = r.vec<int>();
+    it.boxes = r.vec<NormBox>();
+    it.keypoints = r.vec<float>();
+    it.segments.resize(r.count(sizeof(uint64_t), "polygons"));
+    for (auto& segment : it.segments) segment = r.vec<float>();
+    it.crowd_classes = r.vec<int>();
+    it.crowd_boxes = r.vec<NormBox>();
+    if (it.classes.size() != it.boxes.size()) return corrupt("classes and boxes differ");
+    if (!it.segments.empty() && it.segments.size() != it.boxes.size()) {
+      return corrupt("polygons and boxes differ");
+    }
+    if (!it.boxes.empty() && it.keypoints.size() % (3 * it.boxes.size()) != 0) {
+      return corrupt("keypoints do not divide among the boxes");
+    }
+  }
+  DatasetStats& s = split.stats;
+  for (int64_t* v : {&s.images, &s.backgrounds, &s.corrupt, &s.missing_labels, &s.empty_labels,
+                     &s.boxes, &s.duplicates, &s.crowd}) {
+    *v = r.pod<int64_t>();
+  }
+  s.problems.resize(r.count(sizeof(uint64_t), "problems"));
+  for (auto& p : s.problems) p = r.str();
+  if (!r.done()) return corrupt("trailing bytes");
+  return split;
+}
 
 bool owner_writable(const fs::path& dir) {
   std::error_code ec;
@@ -118,7 +174,7 @@ fs::path label_cache_path(const fs::path& preferred, const std::optional<fs::pat
   return base / "labels" / fallback_name;
 }
 
-void save_label_cache(const fs::path& file, uint64_t hash, const CachedSplit& split) {
+std::string serialize_label_cache(uint64_t hash, const CachedSplit& split) {
   Writer w;
   for (char c : kMagic) w.pod(c);
   w.pod<uint32_t>(kLabelCacheVersion);
@@ -144,8 +200,26 @@ void save_label_cache(const fs::path& file, uint64_t hash, const CachedSplit& sp
   }
   w.pod<uint64_t>(s.problems.size());
   for (const auto& p : s.problems) w.str(p);
+  return w.bytes();
+}
+
+void save_label_cache(const fs::path& file, uint64_t hash, const CachedSplit& split) {
+  const std::string bytes = serialize_label_cache(hash, split);
   fs::create_directories(file.parent_path());
-  core::write_file_atomically(file, w.bytes());
+  core::write_file_atomically(file, bytes);
+}
+
+std::optional<CachedSplit> parse_label_cache(const std::string& bytes, uint64_t hash,
+                                             std::string* why) {
+  std::string reason;
+  std::optional<CachedSplit> split;
+  try {
+    split = parse_or_explain(bytes, hash, &reason);
+  } catch (const std::exception& e) {  // the Reader's truncation and count errors
+    reason = e.what();
+  }
+  if (why) *why = reason;
+  return split;
 }
 
 std::optional<CachedSplit> load_label_cache(const fs::path& file, uint64_t hash) {
@@ -153,45 +227,12 @@ std::optional<CachedSplit> load_label_cache(const fs::path& file, uint64_t hash)
   if (!in) return std::nullopt;
   std::ostringstream text;
   text << in.rdbuf();
-  const std::string bytes = text.str();
-  try {
-    Reader r(bytes);
-    for (char c : kMagic) {
-      if (r.pod<char>() != c) return std::nullopt;
-    }
-    if (r.pod<uint32_t>() != kLabelCacheVersion) return std::nullopt;
-    if (r.pod<uint64_t>() != hash) return std::nullopt;
-    CachedSplit split;
-    split.items.resize(r.pod<uint64_t>());
-    for (ImageLabels& it : split.items) {
-      it.image = r.str();
-      it.width = r.pod<int32_t>();
-      it.height = r.pod<int32_t>();
-      it.coco_image_id = r.pod<int64_t>();
-      it.classes = r.vec<int>();
-      it.boxes = r.vec<NormBox>();
-      it.keypoints = r.vec<float>();
-      it.segments.resize(r.count(sizeof(uint64_t)));
-      for (auto& segment : it.segments) segment = r.vec<float>();
-      it.crowd_classes = r.vec<int>();
-      it.crowd_boxes = r.vec<NormBox>();
-      if (it.classes.size() != it.boxes.size()) return std::nullopt;
-      if (!it.segments.empty() && it.segments.size() != it.boxes.size()) return std::nullopt;
-      if (!it.boxes.empty() && it.keypoints.size() % (3 * it.boxes.size()) != 0)
-        return std::nullopt;
-    }
-    DatasetStats& s = split.stats;
-    for (int64_t* v : {&s.images, &s.backgrounds, &s.corrupt, &s.missing_labels, &s.empty_labels,
-                       &s.boxes, &s.duplicates, &s.crowd}) {
-      *v = r.pod<int64_t>();
-    }
-    s.problems.resize(r.pod<uint64_t>());
-    for (auto& p : s.problems) p = r.str();
-    if (!r.done()) return std::nullopt;
-    return split;
-  } catch (const std::exception&) {
-    return std::nullopt;
+  std::string why;
+  std::optional<CachedSplit> split = parse_label_cache(text.str(), hash, &why);
+  if (!split && !why.empty()) {
+    spdlog::warn("label cache {} is corrupt ({}); rebuilding it", file.string(), why);
   }
+  return split;
 }
 
 }  // namespace trainer::data

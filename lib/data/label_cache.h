@@ -44,9 +44,20 @@ struct CachedSplit {
 std::filesystem::path label_cache_path(const std::filesystem::path& preferred,
                                        const std::optional<std::filesystem::path>& cache_dir);
 
+// The file's bytes (what save_label_cache writes).
+std::string serialize_label_cache(uint64_t hash, const CachedSplit& split);
+
 void save_label_cache(const std::filesystem::path& file, uint64_t hash, const CachedSplit& split);
 
-// nullopt when the file is missing, unreadable, of another version or another hash.
+// A cache file's bytes parsed. nullopt when of another version or another hash (`why` empty: a
+// stale cache, to rebuild) or corrupt (`why` says how: not a cache, truncated, a count that the
+// bytes left cannot hold, inconsistent sizes). Every count read is checked against the bytes left
+// before anything is allocated, so a corrupt file costs at most a few times its own size.
+std::optional<CachedSplit> parse_label_cache(const std::string& bytes, uint64_t hash,
+                                             std::string* why = nullptr);
+
+// nullopt when the file is missing, unreadable, stale or corrupt (the caller rebuilds it); a
+// corrupt one is logged as a warning.
 std::optional<CachedSplit> load_label_cache(const std::filesystem::path& file, uint64_t hash);
 
 }  // namespace trainer::data

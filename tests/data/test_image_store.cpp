@@ -144,7 +144,7 @@ TEST_CASE("disk cache files: round trip and every check that refuses a stale fil
   REQUIRE(write_disk_cache(file, resized, 64, stamp, &why));
   fs::resize_file(file, fs::file_size(file) - 1);  // a write cut short
   CHECK_FALSE(disk_cache_header_ok(file, 64, stamp, resized.size(), &why));
-  CHECK(why == "wrong file size");
+  CHECK(why == "truncated pixels");
   CHECK(read_disk_cache(file, 64, stamp, &why).empty());
   CHECK(why == "truncated pixels");
   trainer::test::write_text(file, "junk");
