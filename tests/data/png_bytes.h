@@ -2,6 +2,7 @@
 // size, a corrupt deflate stream, 16-bit samples).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -35,6 +36,26 @@ inline std::string png_signature() {
 inline std::string png_ihdr(uint32_t width, uint32_t height, int depth, int colour_type = 2) {
   return be32(width) + be32(height) +
          std::string{static_cast<char>(depth), static_cast<char>(colour_type), 0, 0, 0};
+}
+
+// A PNG whose header says width x height RGB pixels, followed by one row of zeros: the decoders
+// allocate the whole image (width x height x 3 bytes) before they find the rest missing and refuse
+// it as corrupt. A decompression bomb's first step, in a few kilobytes.
+inline std::string huge_header_png(uint32_t width, uint32_t height) {
+  const std::string row(1 + size_t(width) * 3, '\0');  // filter byte, then the samples
+  // The zlib header, then non-final stored blocks: the stream wants more than it gets.
+  std::string zlib("\x78\x01", 2);
+  for (size_t at = 0; at < row.size(); at += 65535) {
+    const size_t n = std::min<size_t>(row.size() - at, 65535);
+    zlib += '\0';
+    for (size_t v : {n, ~n}) {
+      zlib += static_cast<char>(v & 0xFF);
+      zlib += static_cast<char>((v >> 8) & 0xFF);
+    }
+    zlib += row.substr(at, n);
+  }
+  return png_signature() + png_chunk("IHDR", png_ihdr(width, height, 8)) + png_chunk("IDAT", zlib) +
+         png_chunk("IEND", "");
 }
 
 }  // namespace trainer::test
