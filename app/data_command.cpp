@@ -14,6 +14,7 @@
 #include "core/task.h"
 #include "data/batch_plot.h"
 #include "data/dataset.h"
+#include "data/decode_budget.h"
 #include "data/loader.h"
 #include "data/loader_options.h"
 #include "engine/task.h"
@@ -77,6 +78,7 @@ int run_preview(const DataOptions& opts) {
   const core::TrainConfig& cfg = loaded.config;
   if (cfg.data.data.empty()) throw core::ConfigError("data preview needs 'data' (a dataset yaml)");
   const data::DatasetSpec spec = data::load_dataset_yaml(cfg.data.data);
+  data::set_decode_budget_gib(cfg.data.decode_budget_gb);
   data::LoadOptions load;
   // An OBB config (model yolo26n-obb, or task: obb) draws the labels' rotated boxes; a
   // segmentation config (yolo26n-seg, task: segment) their masks.

@@ -56,6 +56,9 @@ struct DataConfig {
   double cache_gb = 0.0;
   // Where cache: disk keeps its files; "" = beside each image, as the reference does.
   std::string cache_dir;
+  // GiB of decoded pixels in memory at once, shared by image verification, cache building and the
+  // loader's workers (data/decode_budget.h); an image needing more decodes alone. Ours.
+  double decode_budget_gb = 1.0;
   bool single_cls = false;  // every class becomes class 0 "item" (both splits)
   std::string classes;      // "" all, "N" or "[i, j]": train and validate on those classes only
   double fraction = 1.0;    // training images used: a ratio in (0, 1], or a count above 1

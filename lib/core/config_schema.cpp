@@ -171,6 +171,11 @@ std::vector<FieldSpec> build_fields() {
   f.push_back(string_field(
       "cache_dir", "data", [](auto& c) -> auto& { return c.data.cache_dir; },
       "cache: disk folder for the resized images (empty = beside each image)", FieldType::kPath));
+  f.push_back(float_field(
+      "decode_budget_gb", "data", [](auto& c) -> auto& { return c.data.decode_budget_gb; },
+      open_closed(0, 1e6),
+      "GiB of decoded image pixels in memory at once across the decoding threads (verification, "
+      "caches, loader); an image needing more decodes alone"));
   f.push_back(bool_field(
       "single_cls", "data", [](auto& c) -> auto& { return c.data.single_cls; },
       "train and validate as one class 'item' (every label becomes class 0)"));

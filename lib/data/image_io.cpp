@@ -8,12 +8,14 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "data/decode_budget.h"
 #include "data/image_codec.h"
 #include "data/stage_profile.h"
 
 namespace trainer::data {
+namespace {
 
-cv::Mat read_image_bgr(const std::filesystem::path& file) {
+std::vector<uint8_t> read_or_throw(const std::filesystem::path& file) {
   std::vector<uint8_t> bytes;
   bool read = false;
   {
@@ -23,11 +25,12 @@ cv::Mat read_image_bgr(const std::filesystem::path& file) {
   if (!read) {
     throw core::InputError(fmt::format("{}: image not found or unreadable", file.string()));
   }
-  return decode_image_bgr_or_throw(bytes, file);
+  return bytes;
 }
 
-cv::Mat decode_image_bgr_or_throw(const std::vector<uint8_t>& bytes,
-                                  const std::filesystem::path& file) {
+// The caller holds the reservation.
+cv::Mat decode_reserved_or_throw(const std::vector<uint8_t>& bytes,
+                                 const std::filesystem::path& file) {
   std::string error;
   cv::Mat image;
   {
@@ -38,6 +41,31 @@ cv::Mat decode_image_bgr_or_throw(const std::vector<uint8_t>& bytes,
     throw core::InputError(fmt::format("{}: cannot decode image: {}", file.string(), error));
   }
   return image;
+}
+
+}  // namespace
+
+cv::Mat read_image_bgr(const std::filesystem::path& file) {
+  return decode_image_bgr_or_throw(read_or_throw(file), file);
+}
+
+cv::Mat decode_image_bgr_or_throw(const std::vector<uint8_t>& bytes,
+                                  const std::filesystem::path& file) {
+  const DecodeBudget::Grant grant =
+      process_decode_budget().acquire(decode_reservation_bytes(bytes));
+  return decode_reserved_or_throw(bytes, file);
+}
+
+cv::Mat read_resized_bgr(const std::filesystem::path& file, int imgsz) {
+  return decode_resized_bgr_or_throw(read_or_throw(file), file, imgsz);
+}
+
+cv::Mat decode_resized_bgr_or_throw(const std::vector<uint8_t>& bytes,
+                                    const std::filesystem::path& file, int imgsz) {
+  const DecodeBudget::Grant grant =
+      process_decode_budget().acquire(decode_reservation_bytes(bytes));
+  // The full-size image, a temporary, is freed at the end of the statement, before the grant.
+  return resize_long_side(decode_reserved_or_throw(bytes, file), imgsz);
 }
 
 cv::Size long_side_size(int height, int width, int imgsz) {

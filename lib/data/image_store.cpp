@@ -199,7 +199,7 @@ std::unique_ptr<ImageStore> ImageStore::open(const DatasetIndex& dataset, int im
       store->decoded_.resize(n);
       parallel_for(n, threads, "caching images (decoded)", show_progress, [&](size_t i) {
         try {
-          store->decoded_[i] = resize_long_side(read_image_bgr(dataset.items[i].image), imgsz);
+          store->decoded_[i] = read_resized_bgr(dataset.items[i].image, imgsz);
         } catch (const core::InputError& e) {
           // Unreadable since indexing: left empty; the loader logs it and uses another image.
           spdlog::warn("{} (not cached)", e.what());
@@ -267,7 +267,7 @@ std::unique_ptr<ImageStore> ImageStore::open(const DatasetIndex& dataset, int im
       if (failed >= kFailuresBeforeGivingUp && written == 0) return;
       cv::Mat resized;
       try {
-        resized = resize_long_side(read_image_bgr(image), imgsz);
+        resized = read_resized_bgr(image, imgsz);
       } catch (const core::InputError& e) {
         spdlog::warn("{} (not cached)", e.what());
         return;
@@ -310,7 +310,7 @@ cv::Mat ImageStore::resized(size_t i) const {
     return decoded_[i];
   }
   if (!encoded_.empty() && !encoded_[i].empty()) {
-    return resize_long_side(decode_image_bgr_or_throw(encoded_[i], item.image), imgsz_);
+    return decode_resized_bgr_or_throw(encoded_[i], item.image, imgsz_);
   }
   if (!disk_files_.empty() && !disk_files_[i].empty()) {
     std::string why;
@@ -322,7 +322,7 @@ cv::Mat ImageStore::resized(size_t i) const {
     if (!image.empty()) return image;
     // Changed or damaged since the run started: the source decides, as without a cache.
   }
-  return resize_long_side(read_image_bgr(item.image), imgsz_);
+  return read_resized_bgr(item.image, imgsz_);
 }
 
 std::string ImageStore::describe() const {

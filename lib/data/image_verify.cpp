@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "data/decode_budget.h"
 #include "data/image_codec.h"
 
 namespace trainer::data {
@@ -34,6 +35,10 @@ ImageVerdict verify_image(const std::filesystem::path& file) {
                                 header->width, header->height, kMaxImagePixels);
     return verdict;
   }
+  // Held until the pixels are checked and freed (declared before them).
+  const DecodeBudget::Grant grant = process_decode_budget().acquire(
+      header ? decode_reservation_bytes(header->width, header->height)
+             : decode_reservation_bytes(bytes));
   const cv::Mat pixels = decode_image_bgr(bytes, &error);
   if (pixels.empty()) {
     verdict.error = "cannot decode image: " + error;

@@ -3,7 +3,9 @@
 // Why: a header can be intact while the pixels are not (a truncated upload, a bad disk sector, a
 // file that is not what its name says). The reference verifies images while caching labels; a
 // corrupt image found only at training time would otherwise end a run mid-epoch. The full decode
-// runs on all cores and its verdict is cached with the labels, so a second start costs nothing.
+// runs on all cores, each decode within the process's decode budget (data/decode_budget.h: a few
+// huge images are decoded one at a time instead of exhausting memory), and its verdict is cached
+// with the labels, so a second start costs nothing.
 // Files are never modified: a JPEG without its end marker that still decodes is kept (the decoder
 // fills what is missing, which is what the reference's re-saved copy would contain too) and
 // reported; one that does not decode is skipped.

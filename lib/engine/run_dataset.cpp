@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/task.h"
+#include "data/decode_budget.h"
 #include "data/label_selection.h"
 #include "engine/task.h"
 
@@ -22,6 +23,7 @@ data::DatasetSpec run_dataset_spec(const core::TrainConfig& config, const data::
 
 data::DatasetIndex load_run_split(const core::TrainConfig& config, const data::DatasetSpec& spec,
                                   data::Split split) {
+  data::set_decode_budget_gib(config.data.decode_budget_gb);  // verification and the loader
   data::LabelSelection selection;
   selection.classes = data::parse_class_list(config.data.classes, spec.nc());
   selection.single_cls = config.data.single_cls;

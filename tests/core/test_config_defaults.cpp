@@ -87,6 +87,18 @@ TEST_CASE("our own defaults: fast schedules on, automatic precision") {
   CHECK(c.model.model == "yolo26n");
 }
 
+TEST_CASE("decode_budget_gb: 1 GiB of decoded pixels by default, any positive amount") {
+  const TrainConfig c;
+  CHECK(c.data.decode_budget_gb == 1.0);
+  const FieldSpec* f = find_field("decode_budget_gb");
+  REQUIRE(f != nullptr);
+  CHECK(f->section == "data");
+  REQUIRE(f->range.has_value());
+  CHECK_FALSE(f->range->contains(0.0));
+  CHECK(f->range->contains(0.25));
+  CHECK(f->range->contains(64.0));
+}
+
 TEST_CASE("every registry key is unique and every default lies in its own range") {
   const TrainConfig c;
   std::set<std::string> keys;

@@ -1,12 +1,18 @@
 // `trainer data check`, `trainer data preview` and `trainer bench data` end to end on a small
 // generated dataset: printed summaries and problems, exit status, the files written, the JSON;
-// `data check` and `fit` on the generated bad-input corpus.
+// `data check` and `fit` on the generated bad-input corpus; `data check` of huge-header PNGs under
+// an address-space limit.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 
+#if defined(TRAINER_HAS_ZLIB)
+#include <zlib.h>
+#endif
+
 #include "bad_input_corpus.h"
 #include "data_test_util.h"
+#include "png_bytes.h"
 
 using trainer::test::run_command;
 using trainer::test::TempDir;
@@ -136,3 +142,76 @@ TEST_CASE(
   CHECK(out.find((dir / "images/corrupt_only/zero.jpg").string() + ": skipped: empty image file") !=
         std::string::npos);
 }
+
+#if defined(TRAINER_HAS_ZLIB)
+namespace {
+
+// A valid PNG of width x height black RGB pixels; the zero rows deflate about 200:1 at zlib's
+// fastest level, so a 16384 x 16384 one (768 MiB decoded) is a 3.5 MB file.
+std::string black_png(uint32_t width, uint32_t height) {
+  const std::string row(1 + size_t(width) * 3, '\0');  // filter byte, then the samples
+  z_stream z{};
+  REQUIRE(deflateInit(&z, Z_BEST_SPEED) == Z_OK);
+  std::string out;
+  std::string buffer(1 << 16, '\0');
+  for (uint32_t y = 0; y <= height; ++y) {
+    const bool last = y == height;
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(row.data()));
+    z.avail_in = last ? 0 : static_cast<uInt>(row.size());
+    do {
+      z.next_out = reinterpret_cast<Bytef*>(buffer.data());
+      z.avail_out = static_cast<uInt>(buffer.size());
+      deflate(&z, last ? Z_FINISH : Z_NO_FLUSH);
+      out.append(buffer.data(), buffer.size() - z.avail_out);
+    } while (z.avail_out == 0);
+  }
+  deflateEnd(&z);
+  using namespace trainer::test;
+  return png_signature() + png_chunk("IHDR", png_ihdr(width, height, 8)) + png_chunk("IDAT", out) +
+         png_chunk("IEND", "");
+}
+
+}  // namespace
+
+TEST_CASE("trainer data check decodes huge PNGs one at a time within a memory limit") {
+  TempDir dir;
+  // Five small PNGs, and four valid 16384 x 16384 PNGs (768 MiB each once decoded, about 2 s of
+  // decoding each) beside one small one: the same number of files, so the same verification
+  // threads.
+  for (int i = 0; i < 5; ++i) {
+    trainer::test::write_image(dir / ("images/small/s" + std::to_string(i) + ".png"),
+                               trainer::test::pattern_image(20, 20, i));
+  }
+  trainer::test::write_image(dir / "images/huge/ok.png", trainer::test::pattern_image(20, 20));
+  const std::string huge = black_png(16384, 16384);
+  for (int i = 0; i < 4; ++i)
+    write_text(dir / ("images/huge/h" + std::to_string(i) + ".png"), huge);
+  for (const std::string name : {"small", "huge"}) {
+    write_text(dir / (name + ".yaml"),
+               "path: .\ntrain: images/" + name + "\nval: images/small\nnames: [a]\n");
+  }
+  // `trainer data check` with its address space limited to `kib` KiB (one malloc arena per
+  // thread would reserve 64 MiB each, so two arenas).
+  auto check = [&](const std::string& name, int64_t kib, std::string* out) {
+    return run_command("export MALLOC_ARENA_MAX=2; ulimit -v " + std::to_string(kib) + "; " +
+                           kTrainer + " data check --no-cache " + (dir / (name + ".yaml")).string(),
+                       out);
+  };
+  // The smallest limit, to 64 MiB, under which the small set checks.
+  std::string out;
+  int64_t lo = 64 << 10, hi = int64_t{64} << 20;
+  REQUIRE(check("small", hi, &out) == 0);
+  while (hi - lo > (64 << 10)) {
+    const int64_t mid = (lo + hi) / 2;
+    (check("small", mid, &out) == 0 ? hi : lo) = mid;
+  }
+  // 1 GiB more holds one huge image (768 MiB) but not two: each is decoded alone and verified
+  // usable, and the command completes.
+  const int status = check("huge", hi + (int64_t{1} << 20), &out);
+  INFO(out);
+  CHECK(status == 0);
+  CHECK(out.find("train (" + (dir / "images/huge").string() +
+                 "): 5 images, 5 backgrounds, 0 corrupt") != std::string::npos);
+  CHECK(out.find("alloc") == std::string::npos);
+}
+#endif

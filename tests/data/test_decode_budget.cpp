@@ -1,16 +1,30 @@
-// The decode budget: its semaphore rules with threads and hand numbers, and what a decode reserves
-// per format.
+// The decode budget: its semaphore rules with threads and hand numbers, what a decode reserves per
+// format, and verification and the loader's decode of huge-header PNGs in a child process whose
+// address space is limited (each decoded alone instead of failing for memory).
 #include <doctest/doctest.h>
 
+#include <malloc.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
 #include <future>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/error.h"
 #include "data/decode_budget.h"
 #include "data/image_codec.h"
+#include "data/image_io.h"
+#include "data/image_verify.h"
 #include "data_test_util.h"
 #include "png_bytes.h"
 
@@ -68,6 +82,65 @@ std::string le32(uint32_t v) {
 }
 std::vector<uint8_t> bytes_of(const std::string& s) {
   return std::vector<uint8_t>(s.begin(), s.end());
+}
+
+int64_t vm_size_bytes() {
+  std::ifstream in("/proc/self/status");
+  std::string key;
+  while (in >> key) {
+    if (key == "VmSize:") {
+      int64_t kb = 0;
+      in >> kb;
+      return kb * 1024;
+    }
+  }
+  return -1;
+}
+
+// Runs `body` in a child process whose address space may grow by `headroom` bytes beyond its size
+// at the start; returns its exit status (body's result), or 128 + the signal that ended it.
+int run_with_address_headroom(int64_t headroom, const std::function<int()>& body) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // New threads share the main malloc arena: each of their own would reserve 64 MiB of address
+    // space, which the limit would count.
+    mallopt(M_ARENA_MAX, 1);
+    const rlim_t limit = static_cast<rlim_t>(vm_size_bytes() + headroom);
+    const rlimit r{limit, limit};
+    if (setrlimit(RLIMIT_AS, &r) != 0) ::_exit(90);
+    int code = 91;
+    try {
+      code = body();
+    } catch (...) {
+      code = 92;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+constexpr int kHugeFiles = 4;
+constexpr uint32_t kHugeSide = 16384;  // 16384^2 x 3 bytes = 768 MiB decoded
+// The child may grow by 1.25 GiB: one huge image (768 MiB) and four thread stacks fit, two images
+// at once do not.
+constexpr int64_t kHeadroom = int64_t{5} << 28;
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressLimitWorks = false;  // ASan reserves terabytes of shadow memory up front
+#else
+constexpr bool kAddressLimitWorks = true;
+#endif
+
+std::vector<std::filesystem::path> write_huge_pngs(const TempDir& dir) {
+  std::vector<std::filesystem::path> files;
+  const std::string png = trainer::test::huge_header_png(kHugeSide, kHugeSide);
+  for (int i = 0; i < kHugeFiles; ++i) {
+    files.push_back(dir / ("huge" + std::to_string(i) + ".png"));
+    trainer::test::write_text(files.back(), png);
+  }
+  return files;
 }
 
 }  // namespace
@@ -222,4 +295,72 @@ TEST_CASE("decode reservation: 7 bytes a pixel from the header, the most for an 
   CHECK(decode_reservation_bytes(bytes_of(trainer::test::huge_header_png(8, 8).substr(0, 20))) ==
         7516192768);
   CHECK(decode_reservation_bytes(std::vector<uint8_t>()) == 7516192768);
+}
+
+TEST_CASE("decode budget: verifying 4 huge-header PNGs on 4 threads in 1.25 GiB: one at a time") {
+  if (!kAddressLimitWorks) {
+    MESSAGE("not run: an address-space limit cannot work under ASan");
+    return;
+  }
+  TempDir dir;
+  const std::vector<std::filesystem::path> files = write_huge_pngs(dir);
+  // What one file alone comes to (the decoder allocates 768 MiB, then finds the rows missing).
+  const std::string alone = trainer::data::verify_image(files[0]).error;
+  REQUIRE_FALSE(alone.empty());
+  CHECK(alone.find("alloc") == std::string::npos);
+  const int status = run_with_address_headroom(kHeadroom, [&] {
+    trainer::data::set_decode_budget_gib(1.0);
+    const auto verdicts = trainer::data::verify_images(files, kHugeFiles);
+    int same = 0;
+    for (const auto& v : verdicts) {
+      same += v.error == alone ? 1 : 0;
+      if (v.error != alone) std::fprintf(stderr, "verdict: %s\n", v.error.c_str());
+    }
+    return same == kHugeFiles ? 0 : 1;
+  });
+  CHECK(status == 0);
+}
+
+TEST_CASE("decode budget: the loader's decode of 4 huge-header PNGs at once in 1.25 GiB") {
+  if (!kAddressLimitWorks) {
+    MESSAGE("not run: an address-space limit cannot work under ASan");
+    return;
+  }
+  TempDir dir;
+  const std::vector<std::filesystem::path> files = write_huge_pngs(dir);
+  auto error_of = [](const std::filesystem::path& file) {
+    try {
+      trainer::data::read_resized_bgr(file, 640);
+    } catch (const trainer::core::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("decoded");
+  };
+  const std::string alone = error_of(files[0]);
+  REQUIRE(alone.find("cannot decode image") != std::string::npos);
+  const int status = run_with_address_headroom(kHeadroom, [&] {
+    trainer::data::set_decode_budget_gib(1.0);
+    std::vector<std::string> errors(files.size());
+    std::vector<std::thread> workers;
+    for (size_t i = 0; i < files.size(); ++i) {
+      workers.emplace_back([&, i] {
+        try {
+          errors[i] = error_of(files[i]);
+        } catch (const std::exception& e) {  // e.g. std::bad_alloc
+          errors[i] = e.what();
+        }
+      });
+    }
+    for (auto& w : workers) w.join();
+    int same = 0;
+    for (size_t i = 0; i < files.size(); ++i) {
+      // Each file's own name is in its message.
+      std::string expected = alone;
+      expected.replace(0, files[0].string().size(), files[i].string());
+      same += errors[i] == expected ? 1 : 0;
+      if (errors[i] != expected) std::fprintf(stderr, "error: %s\n", errors[i].c_str());
+    }
+    return same == kHugeFiles ? 0 : 1;
+  });
+  CHECK(status == 0);
 }
