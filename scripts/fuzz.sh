@@ -15,7 +15,7 @@ set -euo pipefail
 source "$(dirname "$0")/env.sh"
 
 ALL_TARGETS=(config dataset_yaml yolo_labels coco_json coco_results checkpoint weights image_header exif
-             results_csv predict_sources)
+             results_csv predict_sources label_cache disk_cache)
 MAX_RESTARTS=3  # after a crash the target restarts with the time left, at most this many times
 
 seconds=600

@@ -1,10 +1,13 @@
 // Hostile cache files: a label cache or disk cache file whose counts or shape its bytes cannot hold
-// is refused before anything of that size is allocated (the caller rebuilds it).
+// is refused before anything of that size is allocated (the caller rebuilds it); and the fuzz
+// seeds of both readers are what the project's writers write.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include "alloc_probe.h"
 #include "data/dataset.h"
@@ -59,6 +62,40 @@ CachedSplit one_item_split() {
 constexpr size_t kItemCountAt = 16;
 constexpr size_t kProblemCountAt = 202 - 9 - 8;
 constexpr uint64_t kHugeCount = uint64_t{1} << 40;
+
+// Every kind of content the label cache holds: boxes, keypoints, polygons, crowd boxes, problems.
+CachedSplit seed_split(int kind) {
+  CachedSplit split;
+  if (kind == 0) return split;  // an empty split
+  split = one_item_split();
+  if (kind == 2) {
+    ImageLabels pose;
+    pose.image = "images/train/000000000009.jpg";
+    pose.width = 640;
+    pose.height = 480;
+    pose.coco_image_id = 9;
+    pose.classes = {0, 2};
+    pose.boxes = {{0.5f, 0.5f, 0.25f, 0.5f}, {0.1f, 0.2f, 0.05f, 0.1f}};
+    pose.keypoints = {0.5f, 0.4f, 2.0f, 0.1f, 0.2f, 1.0f};
+    pose.segments = {{0.4f, 0.3f, 0.6f, 0.3f, 0.6f, 0.7f}, {0.1f, 0.1f, 0.12f, 0.3f, 0.08f, 0.3f}};
+    pose.crowd_classes = {1};
+    pose.crowd_boxes = {{0.3f, 0.3f, 0.2f, 0.2f}};
+    split.items.push_back(pose);
+    split.stats.images = 2;
+    split.stats.boxes = 3;
+    split.stats.crowd = 1;
+    split.stats.problems.push_back("labels/b.txt: 1 duplicate labels removed");
+  }
+  return split;
+}
+
+// The seeds compared with (or, with TRAINER_WRITE_FUZZ_SEEDS=1, written from) the writers' output.
+void check_seed(const fs::path& seed, const std::string& bytes) {
+  INFO(seed.string());
+  if (std::getenv("TRAINER_WRITE_FUZZ_SEEDS")) write_bytes(seed, bytes);
+  REQUIRE(fs::exists(seed));
+  CHECK(read_bytes(seed) == bytes);
+}
 
 }  // namespace
 
@@ -193,4 +230,24 @@ TEST_CASE("disk cache: a header shape the file does not hold is refused before a
   CHECK(shape == cv::Size(10, 10));
   CHECK_FALSE(check_disk_cache_header(data, 48, good.size() - 1, 8192, stamp, &shape, &why));
   CHECK(why == "truncated pixels");
+}
+
+TEST_CASE("fuzz seeds: the label and disk cache seeds are what the writers write") {
+  const fs::path seeds = fs::path(TRAINER_SOURCE_DIR) / "tests/fuzz/seeds";
+  // The fuzz target takes the hash from the file itself.
+  const std::map<std::string, int> label_seeds = {
+      {"empty.cache", 0}, {"one_item.cache", 1}, {"pose_polygons_crowd.cache", 2}};
+  for (const auto& [name, kind] : label_seeds) {
+    check_seed(seeds / "label_cache" / name, serialize_label_cache(0x5EED, seed_split(kind)));
+  }
+  TempDir dir;
+  const std::map<std::string, cv::Size> disk_seeds = {{"7x5.trimg", cv::Size(7, 5)},
+                                                      {"1x1.trimg", cv::Size(1, 1)}};
+  for (const auto& [name, size] : disk_seeds) {
+    cv::Mat image(size, CV_8UC3);
+    for (int i = 0; i < int(image.total() * 3); ++i) image.data[i] = static_cast<uint8_t>(i * 29);
+    std::string why;
+    REQUIRE(write_disk_cache(dir / name, image, 7, SourceStamp{1000, 2000}, &why));
+    check_seed(seeds / "disk_cache" / name, read_bytes(dir / name));
+  }
 }
