@@ -55,6 +55,22 @@ void* operator new(size_t bytes) {
 void* operator new[](size_t bytes) {
   return allocate(bytes);
 }
+// The nothrow forms too (std::get_temporary_buffer, behind stable_sort, uses them): a block from
+// the sanitizer's own nothrow new freed by the free() below would be an alloc-dealloc mismatch.
+void* operator new(size_t bytes, const std::nothrow_t&) noexcept {
+  record(g_largest_new, bytes);
+  return std::malloc(bytes ? bytes : 1);
+}
+void* operator new[](size_t bytes, const std::nothrow_t&) noexcept {
+  record(g_largest_new, bytes);
+  return std::malloc(bytes ? bytes : 1);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
 void operator delete(void* p) noexcept {
   std::free(p);
 }

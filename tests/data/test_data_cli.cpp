@@ -205,9 +205,9 @@ TEST_CASE("trainer data check decodes huge PNGs one at a time within a memory li
     const int64_t mid = (lo + hi) / 2;
     (check("small", mid, &out) == 0 ? hi : lo) = mid;
   }
-  // 1 GiB more holds one huge image (768 MiB) but not two: each is decoded alone and verified
-  // usable, and the command completes.
-  const int status = check("huge", hi + (int64_t{1} << 20), &out);
+  // 1.25 GiB more holds one huge image (768 MiB) with room for the decoder's buffers, but not two
+  // at once: each is decoded alone and verified usable, and the command completes.
+  const int status = check("huge", hi + (int64_t{5} << 18), &out);
   INFO(out);
   CHECK(status == 0);
   CHECK(out.find("train (" + (dir / "images/huge").string() +
