@@ -57,7 +57,7 @@ TEST_CASE("an atomic write replaces the file, mode 0644 under umask 022, no temp
   CHECK(mode_of(dir / "f.txt") == 0644);
 }
 
-TEST_CASE("an atomic rewrite keeps the target's mode; a new file gets 0666 less the umask") {
+TEST_CASE("an atomic rewrite keeps the target's mode, a new file gets 0666 less the umask") {
   TempDir dir;
   {
     const UmaskGuard umask(077);

@@ -30,7 +30,7 @@ TEST_CASE("a held run lock refuses a second run and names the holder") {
   CHECK(again.stale_holder().empty());
 }
 
-TEST_CASE("a lock held by another process refuses; once that process dies it is stale") {
+TEST_CASE("a lock held by another process refuses, once that process dies it is stale") {
   TempDir dir;
   int to_child[2], to_parent[2];
   REQUIRE(::pipe(to_child) == 0);

@@ -221,7 +221,7 @@ TEST_CASE("cli predict: a segmentation model writes masks as RLE in predictions.
   CHECK(masks == entries);
 }
 
-TEST_CASE("cli predict: sources of one name keep every output; a source is never written over") {
+TEST_CASE("cli predict: sources of one name keep every output, a source is never written over") {
   trainer::test::TempDir dir;
   const auto weights = fit_tiny(dir.path(), "", "yolo26t", 64);
   const auto images = dir / "data" / "images" / "val";

@@ -225,7 +225,7 @@ TEST_CASE("fit: a rollback under accumulate 4 redoes the epoch on the same optim
   for (const auto& steps : attempts) CHECK(steps == std::vector<int64_t>{3, 7});
 }
 
-TEST_CASE("fit: a checkpoint outside a run folder resumes in a new folder; nothing beside it") {
+TEST_CASE("fit: a checkpoint outside a run folder resumes in a new folder, nothing beside it") {
   // Before: the checkpoint's grandparent (here the test's folder) became the run folder: its
   // args.yaml, results.csv and weights/ were written there.
   test::TempDir dir;
