@@ -78,24 +78,6 @@ pid_t start_rank(const std::vector<std::string>& argv, int rank, int nproc, int 
 
 }  // namespace
 
-int free_local_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw std::runtime_error("cannot open a socket to find a free port");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
-    throw std::runtime_error("cannot bind a loopback socket to find a free port");
-  }
-  const int port = ntohs(addr.sin_port);
-  ::close(fd);
-  return port;
-}
-
 int listen_on_loopback(int* port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw std::runtime_error("cannot open a socket for the rendezvous store");
@@ -116,6 +98,12 @@ int listen_on_loopback(int* port) {
   }
   *port = ntohs(addr.sin_port);
   return fd;
+}
+
+int free_local_port() {
+  int port = 0;
+  ::close(listen_on_loopback(&port));
+  return port;
 }
 
 std::vector<std::string> own_command_line() {
