@@ -4,10 +4,9 @@
 #include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/serialization/export.h>
 #include <torch/csrc/jit/serialization/pickler.h>
-#include <torch/serialize.h>
 
 #include "core/error.h"
-#include "model/torch_zip_check.h"
+#include "model/torch_file.h"
 
 namespace trainer::model {
 
@@ -33,13 +32,8 @@ std::vector<char> torch_save_bytes(const c10::IValue& value) {
 
 c10::IValue torch_load_bytes(const std::vector<char>& bytes,
                              const std::function<std::string(const std::string&)>& describe) {
-  if (const auto problem = check_torch_zip(bytes)) throw core::InputError(describe(*problem));
-  try {
-    return torch::pickle_load(bytes);
-  } catch (const std::exception& e) {
-    const std::string what = e.what();
-    throw core::InputError(describe(what.substr(0, what.find('\n'))));
-  }
+  const TorchFile file(bytes, describe);
+  return file.to_ivalue(file.root());
 }
 
 }  // namespace trainer::model

@@ -10,6 +10,8 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "model/reference_checkpoint.h"
+#include "model/torch_file.h"
 #include "model/torch_save.h"
 
 namespace trainer::model {
@@ -47,27 +49,57 @@ void save_weights(const torch::nn::Module& module, const std::filesystem::path& 
   core::write_file_atomically(path, std::string(bytes.begin(), bytes.end()));
 }
 
-NamedTensorList read_weights_file(const std::filesystem::path& path) {
+namespace {
+
+std::vector<char> read_bytes(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw core::InputError("weights file not found: " + path.string());
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
-                                std::istreambuf_iterator<char>());
-  return parse_weights(bytes, path.string());
+  return std::vector<char>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-NamedTensorList parse_weights(const std::vector<char>& bytes, const std::string& file) {
-  const c10::IValue value = torch_load_bytes(bytes, [&](const std::string& problem) {
-    const bool ordered_dict = problem.find("Expected GenericDict") != std::string::npos;
-    return "weights file " + file + " is not a torch.save file of a dict of tensors" +
-           (ordered_dict ? " (an OrderedDict, e.g. a raw state_dict()? convert it with "
-                           "scripts/convert_weights.py import)"
-                         : " (" + problem + ")");
-  });
+DescribeProblem not_weights(const std::string& file) {
+  return [file](const std::string& problem) {
+    return "weights file " + file + " is not a torch.save file of a dict of tensors (" + problem +
+           ")";
+  };
+}
+
+}  // namespace
+
+WeightsFile read_weights(const std::filesystem::path& path) {
+  return parse_weights_file(read_bytes(path), path.string());
+}
+
+std::optional<ReferenceInfo> reference_info_of(const std::filesystem::path& path) {
+  const std::vector<char> bytes = read_bytes(path);
+  const TorchFile torch_file(bytes, not_weights(path.string()));
+  if (!is_reference_checkpoint(torch_file.root())) return std::nullopt;
+  try {
+    return read_reference_record(torch_file.pickle()).info;
+  } catch (const PickleError& e) {
+    torch_file.fail(e.what());
+  }
+}
+
+WeightsFile parse_weights_file(const std::vector<char>& bytes, const std::string& file) {
+  const TorchFile torch_file(bytes, not_weights(file));
+  WeightsFile out;
+  if (auto reference = read_reference_checkpoint(torch_file)) {
+    out.weights = std::move(reference->weights);
+    out.reference = std::move(reference->info);
+    return out;
+  }
+  const PyValue& root = torch_file.root();
+  if (root.is(PyKind::kDict) && root.get("train_args") != nullptr) {
+    throw core::InputError("weights file " + file +
+                           " is a reference checkpoint that holds no model weights (its 'model' "
+                           "and 'ema' are empty)");
+  }
+  const c10::IValue value = torch_file.to_ivalue(root);
   if (!value.isGenericDict()) {
     throw core::InputError("weights file " + file + " holds a " + value.tagKind() +
-                           ", expected a dict {name: tensor} (see scripts/convert_weights.py)");
+                           ", expected a dict {name: tensor} or a reference checkpoint");
   }
-  NamedTensorList out;
   for (const auto& entry : value.toGenericDict()) {
     if (!entry.key().isString()) {
       throw core::InputError("weights file " + file + ": a key is a " + entry.key().tagKind() +
@@ -78,9 +110,17 @@ NamedTensorList parse_weights(const std::vector<char>& bytes, const std::string&
       throw core::InputError("weights file " + file + ": key '" + key + "' holds a " +
                              entry.value().tagKind() + ", expected a tensor");
     }
-    out.emplace_back(key, entry.value().toTensor());
+    out.weights.emplace_back(key, entry.value().toTensor());
   }
   return out;
+}
+
+NamedTensorList read_weights_file(const std::filesystem::path& path) {
+  return read_weights(path).weights;
+}
+
+NamedTensorList parse_weights(const std::vector<char>& bytes, const std::string& file) {
+  return parse_weights_file(bytes, file).weights;
 }
 
 void load_weights(torch::nn::Module& module, const NamedTensorList& weights,

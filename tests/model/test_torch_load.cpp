@@ -1,6 +1,6 @@
 // Hostile weights files: each is a file the project's writer made with one place changed (a
 // storage record, a view, a storage type, a length, a decoy record), and each is refused with the
-// file and the problem named before LibTorch allocates or reads what it declares. The ones that
+// file and the problem named before anything allocates or reads what it declares. The ones that
 // declare a 2 GB string are read in a child process whose address space is capped, as
 // `ulimit -v` caps it: there the read must fail with the check's message, not with bad_alloc.
 //
@@ -203,7 +203,7 @@ TEST_CASE("weights reading: an unknown storage type is refused") {
   t.storage_type = "Float8_e4m3fnStorage";
   const std::string pickle = test::tensor_dict_pickle(t);
   CHECK(read_bytes(crafted(t)).error ==
-        refused("pickle names an unknown storage type torch.Float8_e4m3fnStorage at byte " +
+        refused("pickle names torch.Float8_e4m3fnStorage, which is not on the allow-list at byte " +
                 std::to_string(pickle.find("ctorch\nFloat8"))));
 }
 
@@ -247,7 +247,7 @@ TEST_CASE("weights reading: names LibTorch would confuse are refused") {
   longer.sizes = {5};
   records.push_back({"archive/DATA.pkl", test::tensor_dict_pickle(longer)});
   CHECK(read_bytes(test::zip_file(records)).error ==
-        refused("zip holds two entries named archive/DATA.pkl (LibTorch would read either)"));
+        refused("zip holds two entries named archive/DATA.pkl (readers would take either)"));
   auto stray = sound_weights_records();
   stray.insert(stray.begin(), {"stray", "x"});
   CHECK(read_bytes(test::zip_file(stray)).error ==

@@ -1,15 +1,13 @@
-// See torch_zip_check.h. Zip: the end-of-central-directory record (zip64 when a field is
+// See torch_zip_index.h. Zip: the end-of-central-directory record (zip64 when a field is
 // saturated), then one central directory entry per record (method, sizes, local header offset,
 // name; zip64 sizes in the 0x0001 extra field), each record's data after its local header.
-#include "model/torch_zip_check.h"
+#include "model/torch_zip_index.h"
 
 #include <fmt/format.h>
 
 #include <cstdint>
 #include <cstring>
 #include <unordered_map>
-
-#include "model/pickle_check.h"
 
 namespace trainer::model {
 namespace {
@@ -95,12 +93,6 @@ bool read_zip64_extra(Bytes extra, uint64_t length, uint64_t* uncompressed, uint
   return true;
 }
 
-// A record's data: where it starts in the file and its size.
-struct Record {
-  uint64_t start = 0;
-  uint64_t size = 0;
-};
-
 // ASCII lower case, as miniz (LibTorch's zip reader) compares names.
 std::string folded(const char* name, uint64_t length) {
   std::string out(name, length);
@@ -119,14 +111,15 @@ std::string printable(const std::string& name) {
   return name.size() > out.size() ? out + "..." : out;
 }
 
-// LibTorch copies a storage record once for each persistent id naming it: beyond this many bytes
-// per byte of the file, the copies are out of proportion to the file (torch.save writes each
-// storage once; Python repeats it for tensors sharing a storage).
-constexpr uint64_t kMaxCopiesPerFileByte = 8;
-
 }  // namespace
 
-std::optional<std::string> check_torch_zip(const std::vector<char>& bytes) {
+const ZipRecord* TorchZipIndex::find(const std::string& name) const {
+  const std::string full = archive + "/" + name;
+  const auto it = records.find(folded(full.data(), full.size()));
+  return it == records.end() ? nullptr : &it->second;
+}
+
+std::optional<std::string> index_torch_zip(const std::vector<char>& bytes, TorchZipIndex* index) {
   const auto data = reinterpret_cast<Bytes>(bytes.data());
   const uint64_t size = bytes.size();
   std::string why;
@@ -134,8 +127,7 @@ std::optional<std::string> check_torch_zip(const std::vector<char>& bytes) {
   if (!directory) return why;
   if (directory->entries == 0) return std::string("zip has no entries");
   uint64_t at = directory->offset;
-  std::string archive;  // folded, as every key of `records`
-  std::unordered_map<std::string, Record> records;
+  TorchZipIndex out;
   for (uint64_t k = 0; k < directory->entries; ++k) {
     if (at > size || size - at < 46 || little_endian(data + at, 4) != kDirectoryEntry) {
       return fmt::format("zip directory entry {} is corrupt", k);
@@ -168,47 +160,22 @@ std::optional<std::string> check_torch_zip(const std::vector<char>& bytes) {
     if (std::memchr(name, '\0', name_length) != nullptr) {
       return fmt::format("zip entry {} has a NUL byte in its name", k);
     }
-    if (k == 0) {  // LibTorch's archive: the first entry's folder
+    if (k == 0) {  // the archive: the first entry's folder, as LibTorch takes it
       const auto slash = static_cast<const char*>(std::memchr(name, '/', name_length));
       if (slash == nullptr) return std::string("the first zip entry is not inside a folder");
-      archive = folded(name, static_cast<uint64_t>(slash - name));
+      out.archive = folded(name, static_cast<uint64_t>(slash - name));
     }
-    if (!records.emplace(folded(name, name_length), Record{start, compressed}).second) {
-      return fmt::format("zip holds two entries named {} (LibTorch would read either)",
+    if (!out.records.emplace(folded(name, name_length), ZipRecord{start, compressed}).second) {
+      return fmt::format("zip holds two entries named {} (readers would take either)",
                          printable(std::string(name, name_length)));
     }
     at += entry_size;
   }
-  const auto pickle = records.find(archive + "/data.pkl");
-  if (pickle == records.end()) {
+  if (out.find("data.pkl") == nullptr) {
     return fmt::format("no {}/data.pkl record (the archive named by the first zip entry)",
-                       printable(archive));
+                       printable(out.archive));
   }
-  std::vector<StorageRead> storages;
-  if (auto problem = check_pickle(data + pickle->second.start, pickle->second.size, &storages)) {
-    return problem;
-  }
-  uint64_t copied = 0;
-  for (const StorageRead& storage : storages) {
-    const std::string name = archive + "/data/" + storage.key;
-    const auto record = records.find(folded(name.data(), name.size()));
-    if (record == records.end()) {
-      return fmt::format("storage record {} is missing", printable(name));
-    }
-    if (record->second.size < storage.bytes) {
-      return fmt::format("storage record {} holds {} bytes, its tensor needs {}", printable(name),
-                         record->second.size, storage.bytes);
-    }
-    uint64_t copies = 0;
-    if (__builtin_mul_overflow(record->second.size, storage.reads, &copies) ||
-        __builtin_add_overflow(copied, copies, &copied)) {
-      copied = UINT64_MAX;
-    }
-  }
-  if (copied / kMaxCopiesPerFileByte > size) {
-    return fmt::format("pickle reads {} bytes of storage records from a file of {} bytes", copied,
-                       size);
-  }
+  *index = std::move(out);
   return std::nullopt;
 }
 

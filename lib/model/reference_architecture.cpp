@@ -1,0 +1,75 @@
+// See reference_architecture.h.
+#include "model/reference_architecture.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <optional>
+
+#include "core/error.h"
+#include "core/task.h"
+
+namespace trainer::model {
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// The task of a head class ("ultralytics.nn.modules.head.Pose26" -> pose).
+std::optional<core::Task> head_task(const std::string& head_class) {
+  const std::string name = head_class.substr(head_class.rfind('.') + 1);
+  if (name == "Detect") return core::Task::kDetect;
+  if (name == "Pose" || name == "Pose26") return core::Task::kPose;
+  if (name == "Segment" || name == "Segment26") return core::Task::kSegment;
+  if (name == "OBB" || name == "OBB26") return core::Task::kObb;
+  return std::nullopt;
+}
+
+std::optional<core::Task> task_from_args(const ReferenceInfo& info) {
+  return info.task.empty() ? std::nullopt : core::task_from_name(info.task);
+}
+
+}  // namespace
+
+ModelName reference_model_name(const ReferenceInfo& info, const std::string& file) {
+  const std::string stem = lower(std::filesystem::path(info.yaml_file).stem().string());
+  ModelName name;
+  std::string rest;
+  if (stem.rfind("yolo26", 0) == 0) {
+    name.family = ModelFamily::kYolo26;
+    rest = stem.substr(6);
+  } else if (stem.rfind("yolo11", 0) == 0) {
+    name.family = ModelFamily::kYolo11;
+    rest = stem.substr(6);
+  } else {
+    throw core::ConfigError(fmt::format(
+        "{}: the reference built this model from '{}'; trainer builds the yolo26 and yolo11 "
+        "families (n, s, m, l, x; detect, pose, segment, obb)",
+        file, info.yaml_file.empty() ? std::string("an unnamed yaml") : info.yaml_file));
+  }
+  // "yolo26n-pose": the scale follows the family; "yolo26-pose" with `scale: n` in the yaml.
+  std::string scale = info.scale;
+  if (scale.empty() && !rest.empty() && rest[0] != '-') scale = rest.substr(0, 1);
+  if (scale.size() != 1 || std::string("nsmlx").find(scale[0]) == std::string::npos) {
+    throw core::ConfigError(
+        fmt::format("{}: its yaml '{}' names no scale n, s, m, l or x", file, info.yaml_file));
+  }
+  name.scale = scale[0];
+  if (const auto task = head_task(info.head_class)) {
+    name.task = *task;
+  } else if (const auto named = task_from_args(info); info.head_class.empty() && named) {
+    name.task = *named;
+  } else {
+    throw core::ConfigError(
+        fmt::format("{}: its head is {}; trainer builds Detect, Pose, Segment and OBB heads", file,
+                    info.head_class.empty() ? std::string("missing") : info.head_class));
+  }
+  return name;
+}
+
+}  // namespace trainer::model
