@@ -1,9 +1,11 @@
 // `trainer info model=NAME [imgsz=640] [nc=80] [weights=FILE]`: builds the model and prints its
 // layer table and totals (layers, parameters, gradients, GFLOPs at imgsz) beside the reference's
-// published figures; with weights=FILE also checks that the file fits the model.
+// published figures; with weights=FILE also checks that the file fits the model. model=FILE.pt
+// (ours or a reference checkpoint) or FILE.ckpt describes the model the file holds.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -11,6 +13,8 @@
 
 #include "app/commands.h"
 #include "core/error.h"
+#include "engine/model_from_weights.h"
+#include "engine/model_source.h"
 #include "model/detection_model.h"
 #include "model/model_summary.h"
 #include "model/weights_io.h"
@@ -51,8 +55,28 @@ int run_info(const InfoOptions& opts) {
       throw core::ConfigError("unknown key '" + key + "' (info takes model, imgsz, nc, weights)");
     }
   }
-  const auto name = model::parse_model_name(model_text);
-  auto model = model::build_detection_model(name, static_cast<int>(nc));
+  model::ModelName name;
+  model::DetectionModel model{nullptr};
+  if (engine::is_weights_file(model_text)) {
+    // The architecture, classes and weights the file holds.
+    const std::filesystem::path file = model_text;
+    name = engine::architecture_of(file);
+    model = engine::load_model_from_weights(file, "", "").model;
+    nc = model->num_classes();
+    std::cout << "weights " << model_text << " hold " << name.display() << "\n";
+    if (file.extension() == ".pt") {
+      if (const auto ref = model::reference_info_of(file)) {
+        std::cout << fmt::format(
+            "a reference checkpoint: Ultralytics {}, {}, {} of {} (epoch {}{}), {} class names\n",
+            ref->version.empty() ? "?" : ref->version, ref->date.empty() ? "undated" : ref->date,
+            ref->source, ref->model_class, ref->epoch, ref->epoch < 0 ? ": a finished run" : "",
+            ref->names.size());
+      }
+    }
+  } else {
+    name = model::parse_model_name(model_text);
+    model = model::build_detection_model(name, static_cast<int>(nc));
+  }
   if (!weights.empty()) {
     model::load_weights(*model, std::filesystem::path(weights));
     std::cout << "weights " << weights << " fit the model\n";

@@ -9,6 +9,7 @@
 #include "core/config_loader.h"
 #include "core/error.h"
 #include "engine/checkpoint.h"
+#include "model/reference_architecture.h"
 
 namespace trainer::engine {
 namespace {
@@ -57,6 +58,11 @@ model::ModelName architecture_of(const fs::path& weights) {
     const auto loaded =
         core::load_config_text(ckpt.config_yaml, weights.string(), weights.parent_path());
     return architecture_from_config(loaded.config, weights, 1);
+  }
+  // A reference checkpoint records the model it holds (its args.yaml beside it is the
+  // reference's, not ours).
+  if (const auto reference = model::reference_info_of(weights)) {
+    return model::reference_model_name(*reference, weights.string());
   }
   const fs::path run = fs::absolute(weights).parent_path().parent_path();
   const fs::path args = run / "args.yaml";

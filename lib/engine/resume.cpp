@@ -11,6 +11,7 @@
 #include "core/config_schema.h"
 #include "core/error.h"
 #include "core/run_dir.h"
+#include "model/weights_io.h"
 
 namespace trainer::engine {
 namespace {
@@ -74,6 +75,16 @@ std::filesystem::path resume_checkpoint_path(const std::filesystem::path& resume
   auto checkpoint = resume;
   checkpoint.replace_extension(".ckpt");
   if (!std::filesystem::is_regular_file(checkpoint)) {
+    if (std::filesystem::is_regular_file(resume)) {
+      if (const auto reference = model::reference_info_of(resume)) {
+        throw core::InputError(fmt::format(
+            "resume: {} is a checkpoint of the reference trainer (Ultralytics {}); trainer does "
+            "not continue another trainer's optimizer and schedule. Start a new run from its "
+            "weights instead: model={} (its architecture and weights) or pretrained={}",
+            resume.string(), reference->version.empty() ? "?" : reference->version, resume.string(),
+            resume.string()));
+      }
+    }
     throw core::InputError(fmt::format(
         "resume: {} holds weights only and no checkpoint {} is beside it; resume from a run's "
         "weights/last.ckpt, or fine-tune from the weights with model={}",
