@@ -2,6 +2,7 @@
 // both metrics, prints speed, and writes predictions.json (COCO results form).
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -22,8 +23,31 @@
 #include "eval/coco_eval.h"
 #include "model/fuse.h"
 #include "model/model_name.h"
+#include "model/reference_architecture.h"
+#include "model/weights_io.h"
 
 namespace trainer::app {
+namespace {
+
+// weights= a reference checkpoint: the model it holds is the one scored (its architecture and
+// task), whatever the config's model: names (configs usually name the family's detect model).
+void use_reference_architecture(const std::string& weights, core::TrainConfig& config) {
+  if (weights.empty() || std::filesystem::path(weights).extension() != ".pt" ||
+      !std::filesystem::is_regular_file(weights)) {
+    return;
+  }
+  const auto reference = model::reference_info_of(weights);
+  if (!reference) return;
+  const model::ModelName name = model::reference_model_name(*reference, weights);
+  if (config.model.model != name.display()) {
+    spdlog::info("model: {} from the reference checkpoint {} (the config's {} is not used)",
+                 name.display(), weights, config.model.model);
+  }
+  config.model.model = name.display();
+  config.run.task = name.task;
+}
+
+}  // namespace
 
 Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
   struct Options {
@@ -49,6 +73,7 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
             const auto [file, overrides] = split_config_args(args);
             auto config = core::load_config(file, overrides).config;
             if (config.run.name == "train") config.run.name = "val";
+            use_reference_architecture(weights, config);
             config.run.task = engine::run_task(config);  // model=best.pt: the task it was for
             const auto task = engine::make_task_definition(config);
             const auto device = engine::resolve_device(config.run.device);

@@ -517,6 +517,129 @@ def cmd_seg_loss(out_file, yaml_name, nc, overlap, inputs):
                out_file)
     write_json(out_file + ".json", {"names": list(items.keys())})
 
+TASK_SUFFIX = {"detect": "", "pose": "-pose", "segment": "-seg", "obb": "-obb"}
+
+
+def _reference_state(ckpt_file, out_file):
+    """The state_dict() the reference loads from a checkpoint (its EMA, else its model), as fp32
+    (integers kept), saved as a plain dict in state_dict() order."""
+    ckpt = torch.load(ckpt_file, map_location="cpu", weights_only=False)
+    module = ckpt.get("ema") or ckpt["model"]
+    state = {k: (v.float() if v.is_floating_point() else v).contiguous() for k, v in module.state_dict().items()}
+    torch.save(state, out_file)
+
+
+def _save_untrained(model, task, yaml_name, out_file):
+    """An untrained model saved the way BaseTrainer.save_model saves a checkpoint mid-training:
+    the EMA in fp16, the optimizer's state (after one step, so momentum buffers exist), the run's
+    arguments."""
+    from copy import deepcopy
+    from datetime import datetime
+
+    from ultralytics.utils import DEFAULT_CFG_DICT, __version__
+    from ultralytics.utils.torch_utils import ModelEMA, convert_optimizer_state_dict_to_fp16
+
+    ema = ModelEMA(model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.937)
+    for p in model.parameters():
+        p.grad = torch.zeros_like(p)
+    optimizer.step()
+    args = {**DEFAULT_CFG_DICT, "task": task, "model": yaml_name, "data": "coco8.yaml"}
+    torch.save({"epoch": 0, "best_fitness": None, "stopper": {"best_fitness": None, "best_epoch": 0},
+                "model": None, "ema": deepcopy(ema.ema).half(), "updates": ema.updates, "modelopt": None,
+                "optimizer": convert_optimizer_state_dict_to_fp16(deepcopy(optimizer.state_dict())),
+                "scaler": None, "train_args": args, "train_metrics": {}, "train_results": {},
+                "date": datetime.now().astimezone().isoformat(), "version": __version__,
+                "git": {"root": None, "branch": None, "commit": None, "message": None, "origin": None},
+                "license": "AGPL-3.0 (https://ultralytics.com/license)", "docs": "https://docs.ultralytics.com"},
+               out_file)
+
+
+def _yolo_segment_dataset(coco_json, images_dir, out):
+    """A YOLO segmentation dataset (labels/train/*.txt: class and normalised polygon points) of the
+    images a COCO json lists, its first polygon per object, crowd regions left out; images linked.
+    Both splits are the same images. Returns the dataset yaml."""
+    d = json.loads(Path(coco_json).read_text())
+    categories = [c["id"] for c in d["categories"]]
+    root = Path(out) / "segment-dataset"
+    (root / "images" / "train").mkdir(parents=True, exist_ok=True)
+    (root / "labels" / "train").mkdir(parents=True, exist_ok=True)
+    for image in d["images"]:
+        link = root / "images" / "train" / image["file_name"]
+        if not link.exists():
+            link.symlink_to(Path(images_dir) / image["file_name"])
+        rows = []
+        for a in d["annotations"]:
+            if a["image_id"] != image["id"] or a.get("iscrowd") or not isinstance(a["segmentation"], list):
+                continue
+            polygon = a["segmentation"][0]
+            size = (image["width"], image["height"])
+            points = " ".join(f"{v / size[i % 2]:.6f}" for i, v in enumerate(polygon))
+            rows.append(f"{categories.index(a['category_id'])} {points}")
+        (root / "labels" / "train" / (Path(image["file_name"]).stem + ".txt")).write_text("\n".join(rows) + "\n")
+    names = "".join(f"  {i}: {c['name']}\n" for i, c in enumerate(d["categories"]))
+    yaml_file = root / "data.yaml"
+    yaml_file.write_text(f"path: {root}\ntrain: images/train\nval: images/train\nnames:\n{names}")
+    return str(yaml_file)
+
+
+def cmd_reference_checkpoints(out_dir, detect_data, pose_data, segment_json, segment_images, obb_data):
+    """Checkpoints as the reference writes them, for the reading tests (segment: coco8's images with
+    coco128's polygons, from a COCO json and its images folder): per task a 1-epoch yolo26n
+    (detect with single_cls: one class keeps the scores of one epoch above the ties of 80 priors)
+    training at imgsz 32 (its stripped best.pt as released checkpoints are, and, for detect, the
+    mid-training epoch0.pt with MuSGD's state), and an untrained yolo26n and yolo11n of every
+    task saved as save_model saves one. FILE.pt gets FILE.state.pt (_reference_state) beside it.
+    Writes OUT_DIR/checkpoints.json: [{"file", "task", "model", "nc", "names"}]."""
+    from ultralytics import YOLO
+
+    out = Path(out_dir)
+    listing = []
+
+    def add(file, task, model_name, module):
+        _reference_state(file, str(file)[:-3] + ".state.pt")
+        listing.append({"file": str(file), "task": task, "model": model_name, "nc": int(module.yaml["nc"]),
+                        "names": [module.names[i] for i in range(len(module.names))]})
+
+    segment_data = _yolo_segment_dataset(segment_json, segment_images, out)
+    data = {"detect": detect_data, "pose": pose_data, "segment": segment_data, "obb": obb_data}
+    for task, data_yaml in data.items():
+        name = f"yolo26n{TASK_SUFFIX[task]}"
+        yolo = YOLO(f"{name}.yaml")
+        yolo.train(data=data_yaml, epochs=1, imgsz=32, batch=4, workers=0, device="cpu", plots=False,
+                   project=str(out), name=f"train-{task}", exist_ok=True, amp=False, verbose=False,
+                   save_period=1 if task == "detect" else -1, mosaic=0.0, seed=0,
+                   single_cls=task == "detect")
+        weights = out / f"train-{task}" / "weights"
+        kept = [("best.pt", f"trained-{task}.pt")] + ([("epoch0.pt", "midtraining-detect.pt")] if task == "detect" else [])
+        for src, dst in kept:
+            (out / dst).write_bytes((weights / src).read_bytes())
+            module = torch.load(out / dst, map_location="cpu", weights_only=False)
+            add(out / dst, task, name, module.get("ema") or module["model"])
+    for family in ("yolo26n", "yolo11n"):
+        for task in data:
+            name = f"{family}{TASK_SUFFIX[task]}"
+            model = YOLO(f"{name}.yaml").model
+            file = out / f"untrained-{name}.pt"
+            _save_untrained(model, task, f"{name}.yaml", file)
+            add(file, task, name, model)
+    write_json(out / "checkpoints.json", listing)
+
+
+def cmd_val_checkpoint(out_dir, ckpt, data_yaml, imgsz, batch, *overrides):
+    """The reference's standalone validation of its own checkpoint file (KEY=VALUE overrides, e.g.
+    conf). Writes OUT_DIR/val/predictions.json and OUT_DIR/val.json (box metrics)."""
+    from ultralytics import YOLO
+    import yaml
+
+    kwargs = {k: yaml.safe_load(v) for k, v in (o.split("=", 1) for o in overrides)}
+    metrics = YOLO(ckpt).val(data=data_yaml, imgsz=int(imgsz), batch=int(batch), device="cpu", save_json=True,
+                             plots=False, project=str(out_dir), name="val", exist_ok=True, workers=0,
+                             verbose=False, **kwargs)
+    box = metrics.box
+    write_json(Path(out_dir) / "val.json", {"precision": float(box.mp), "recall": float(box.mr),
+                                             "map50": float(box.map50), "map50_95": float(box.map)})
+
 
 def main():
     assert ultralytics.__version__ == "8.4.190", ultralytics.__version__
@@ -524,7 +647,8 @@ def main():
     {"placement": cmd_placement, "val": cmd_val, "predict": cmd_predict, "schedule": cmd_schedule, "head": cmd_head,
      "loss": cmd_loss, "optim": cmd_optim, "metric": cmd_metric, "checkpoint": cmd_checkpoint,
      "realnvp": cmd_realnvp, "pose_loss": cmd_pose_loss, "pose_head": cmd_pose_head,
-     "seg_head": cmd_seg_head, "seg_loss": cmd_seg_loss}[command](*args)
+     "seg_head": cmd_seg_head, "seg_loss": cmd_seg_loss, "reference_checkpoints": cmd_reference_checkpoints,
+     "val_checkpoint": cmd_val_checkpoint}[command](*args)
 
 
 if __name__ == "__main__":

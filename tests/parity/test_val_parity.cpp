@@ -18,45 +18,15 @@
 #include "model/model_name.h"
 #include "model/weights_io.h"
 #include "parity_oracle.h"
+#include "prediction_match.h"
 #include "test_support.h"
 
 using namespace trainer;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-namespace {
-
-struct Prediction {
-  int64_t image = 0;
-  int cls = 0;
-  std::array<double, 4> xywh{};
-  double score = 0;
-  bool used = false;
-};
-
-// Greedy matching of `a` against `b`: same image and class, score within 3e-4, box within 0.02 px
-// (the reference writes 3 decimals). Returns how many of `a` found a partner.
-size_t matched(std::vector<Prediction>& a, std::vector<Prediction>& b) {
-  for (auto& p : b) p.used = false;
-  size_t count = 0;
-  for (const auto& p : a) {
-    for (auto& q : b) {
-      if (q.used || q.image != p.image || q.cls != p.cls || std::abs(q.score - p.score) > 3e-4) {
-        continue;
-      }
-      bool close = true;
-      for (int k = 0; k < 4; ++k) close = close && std::abs(q.xywh[k] - p.xywh[k]) <= 0.02;
-      if (close) {
-        q.used = true;
-        ++count;
-        break;
-      }
-    }
-  }
-  return count;
-}
-
-}  // namespace
+using test::matched;
+using test::Prediction;
 
 TEST_CASE("parity: validation predictions and metrics with identical weights (nms default)") {
   TRAINER_REQUIRE_ORACLE(python);
