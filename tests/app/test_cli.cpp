@@ -54,3 +54,24 @@ TEST_CASE("bad input exits non-zero with file:line and writes nothing") {
   CHECK(out.find("dataset yaml not found: " + (dir / "nowhere.yaml").string()) !=
         std::string::npos);
 }
+
+TEST_CASE("trainer fit reports a configuration error before the configuration table") {
+  TempDir dir;
+  std::string out;
+  const std::string in_dir = "cd " + dir.path().string() + " && " + kTrainer;
+  CHECK(run_command(in_dir + " fit data=missing.yaml model=yolo26t", &out) == 2);
+  CAPTURE(out);
+  CHECK(out.find("error: dataset yaml not found: " + (dir / "missing.yaml").string()) == 0);
+  CHECK(out.find("configuration:") == std::string::npos);
+  REQUIRE(run_command(kTrainer + " -q synth " + (dir / "shapes").string() +
+                          " --train 2 --val 2 --size 64 --max-objects 1",
+                      &out) == 0);
+  // cuda:99: no such device in a CUDA build, no CUDA at all in a CPU build; refused either way.
+  CHECK(run_command(in_dir + " fit data=shapes/synthetic.yaml model=yolo26t device=cuda:99",
+                    &out) == 2);
+  CHECK(out.find("error: device: \"cuda:99\"") == 0);
+  CHECK(out.find("configuration:") == std::string::npos);
+  CHECK(run_command(in_dir + " fit data=shapes/synthetic.yaml model=yolo99", &out) == 2);
+  CHECK(out.find("error: unknown model 'yolo99'") == 0);
+  CHECK_FALSE(std::filesystem::exists(dir / "runs"));
+}
