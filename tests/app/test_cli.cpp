@@ -55,6 +55,36 @@ TEST_CASE("bad input exits non-zero with file:line and writes nothing") {
         std::string::npos);
 }
 
+TEST_CASE("usage errors of every subcommand: our message, exit 2, and --help exits 0") {
+  std::string out;
+  CHECK(run_command(kTrainer + " predict", &out) == 2);
+  CHECK(out.find("error: trainer predict needs a weights file and a source") == 0);
+  CHECK(out.find("usage: trainer predict weights=PATH source=PATH") != std::string::npos);
+  CHECK(run_command(kTrainer + " predict weights=w.pt", &out) == 2);
+  CHECK(out.find("error: trainer predict needs a source") == 0);
+  // CLI11's parse errors: the subcommand named, its usage line, the same exit status.
+  CHECK(run_command(kTrainer + " frobnicate", &out) == 2);
+  CHECK(out.find("error: trainer: the following argument was not expected: frobnicate") == 0);
+  CHECK(out.find("usage: trainer [OPTIONS] [SUBCOMMAND]") != std::string::npos);
+  CHECK(run_command(kTrainer + " eval", &out) == 2);
+  CHECK(out.find("error: trainer eval: GT_JSON is required") == 0);
+  CHECK(out.find("usage: trainer eval [OPTIONS] GT_JSON PRED_JSON") != std::string::npos);
+  CHECK(out.find("`trainer eval --help` lists the arguments and options") != std::string::npos);
+  CHECK(run_command(kTrainer + " data", &out) == 2);
+  CHECK(out.find("error: trainer data: a subcommand is required") == 0);
+  CHECK(run_command(kTrainer + " data check", &out) == 2);
+  CHECK(run_command(kTrainer + " synth", &out) == 2);
+  CHECK(run_command(kTrainer + " fit --no-such-flag", &out) == 2);
+  CHECK(out.find("error: trainer fit: the following argument was not expected: --no-such-flag") ==
+        0);
+  CHECK(run_command(kTrainer + " eval a.json b.json --iou-type box", &out) == 2);
+  for (const char* help : {" --help", " predict --help", " fit --help", " data check --help"}) {
+    CAPTURE(help);
+    CHECK(run_command(kTrainer + help, &out) == 0);
+    CHECK(out.find("Usage: trainer") != std::string::npos);
+  }
+}
+
 TEST_CASE("trainer fit reports a configuration error before the configuration table") {
   TempDir dir;
   std::string out;
