@@ -55,6 +55,38 @@ TEST_CASE("bad input exits non-zero with file:line and writes nothing") {
         std::string::npos);
 }
 
+TEST_CASE("trainer fit with neither a config nor data= prints the usage, exits 2, writes nothing") {
+  TempDir dir;
+  std::string out;
+  CHECK(run_command("cd " + dir.path().string() + " && " + kTrainer + " fit", &out) == 2);
+  CAPTURE(out);
+  CHECK(out.find("error: trainer fit needs a dataset: give a CONFIG that sets data:, or "
+                 "data=DATA_YAML") == 0);
+  CHECK(out.find("usage: trainer fit [CONFIG] [key=value ...]") != std::string::npos);
+  CHECK(out.find("scripts/demo.sh") != std::string::npos);
+  CHECK(out.find("configuration:") == std::string::npos);
+  CHECK(out.find("dataset yaml not found") == std::string::npos);
+  // A config without data: says which file lacks it.
+  write_text(dir / "c.yaml", "epochs: 3\n");
+  CHECK(run_command("cd " + dir.path().string() + " && " + kTrainer + " fit c.yaml", &out) == 2);
+  CHECK(out.find("c.yaml sets no data:") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "runs"));
+}
+
+TEST_CASE("trainer val without weights= is refused with exit 2 before scoring anything") {
+  TempDir dir;
+  write_text(dir / "c.yaml", "data: d.yaml\nmodel: yolo26t\n");
+  std::string out;
+  CHECK(run_command("cd " + dir.path().string() + " && " + kTrainer + " val c.yaml", &out) == 2);
+  CAPTURE(out);
+  CHECK(out.find("error: trainer val needs a weights file: give weights=PATH") == 0);
+  CHECK(out.find("usage: trainer val [CONFIG] weights=PATH [key=value ...]") != std::string::npos);
+  CHECK(out.find("freshly initialised") == std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "runs"));
+  CHECK(run_command(kTrainer + " val weights=" + (dir / "w.pt").string(), &out) == 2);
+  CHECK(out.find("error: trainer val needs a dataset") == 0);
+}
+
 TEST_CASE("usage errors of every subcommand: our message, exit 2, and --help exits 0") {
   std::string out;
   CHECK(run_command(kTrainer + " predict", &out) == 2);
