@@ -13,6 +13,7 @@
 
 #include "app/commands.h"
 #include "app/config_args.h"
+#include "app/usage.h"
 #include "core/device_spelling.h"
 #include "core/error.h"
 #include "core/fault_hooks.h"
@@ -45,6 +46,25 @@ std::function<bool(int64_t, int64_t)> non_finite_fault(int rank) {
   };
 }
 
+Usage fit_usage() {
+  return {
+      "trainer fit",
+      "trainer fit [CONFIG] [key=value ...]  (CONFIG: a yaml of keys, data= the dataset yaml)",
+      {"trainer fit model=yolo26n data=path/to/data.yaml epochs=10 imgsz=640",
+       "trainer fit configs/demo.yaml epochs=3  (its data: trainer synth data/generated/shapes)",
+       "scripts/demo.sh  (a first run: generates the demo dataset and trains on it)"}};
+}
+
+// Training needs a dataset; without one, say so and how to give it, before anything is printed.
+void require_dataset(const core::TrainConfig& config, const std::string& file) {
+  if (!config.data.data.empty()) return;
+  throw UsageError(file.empty() ? "trainer fit needs a dataset: give a CONFIG that sets data:, or "
+                                  "data=DATA_YAML"
+                                : "trainer fit needs a dataset: " + file +
+                                      " sets no data:; add it there, or give data=DATA_YAML",
+                   fit_usage());
+}
+
 }  // namespace
 
 Command register_fit_command(CLI::App& app, const GlobalOptions& /*global*/) {
@@ -59,6 +79,7 @@ Command register_fit_command(CLI::App& app, const GlobalOptions& /*global*/) {
   return {cli, [opts] {
             const auto [file, overrides] = split_config_args(opts->args);
             const core::TrainConfig config = engine::load_fit_config(file, overrides);
+            require_dataset(config, file);
             const auto devices = core::split_device_list(config.run.device);
             if (devices.size() > 1 && !engine::read_launch_env().distributed()) {
               return dist::launch_local_ranks(dist::own_command_line(),

@@ -1,11 +1,13 @@
 // `trainer`: the command-line entry point. Parses flags, sets up logging, dispatches a subcommand,
-// and turns errors into a one-line message and a non-zero exit code.
+// and turns errors into a one-line message (usage errors: with the usage) and a non-zero exit code:
+// 2 for usage, configuration and input errors, 1 for anything else.
 #include <spdlog/spdlog.h>
 
 #include <iostream>
 #include <vector>
 
 #include "app/commands.h"
+#include "app/usage.h"
 #include "core/dist_env.h"
 #include "core/error.h"
 #include "core/logging.h"
@@ -45,7 +47,11 @@ int main(int argc, char** argv) {
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return cli.exit(e);
+    // --help (and CLI11's other "success" exits) print and exit 0; anything else is a usage error.
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return cli.exit(e);
+    core::init_console_logging(core::Verbosity::kNormal, launched_rank());
+    spdlog::error("{}", app::usage_message(app::usage_error_from_parse(cli, e)));
+    return app::kUsageExitStatus;
   }
   core::init_console_logging(global.quiet     ? core::Verbosity::kQuiet
                              : global.verbose ? core::Verbosity::kVerbose
@@ -61,6 +67,9 @@ int main(int argc, char** argv) {
     }
     std::cout << cli.help();
     return 0;
+  } catch (const app::UsageError& e) {
+    spdlog::error("{}", app::usage_message(e));
+    return app::kUsageExitStatus;
   } catch (const core::ConfigError& e) {
     spdlog::error("error: {}", e.what());
     return 2;

@@ -8,6 +8,7 @@
 
 #include "app/commands.h"
 #include "app/config_args.h"
+#include "app/usage.h"
 #include "core/config_loader.h"
 #include "core/error.h"
 #include "core/run_dir.h"
@@ -47,6 +48,29 @@ void use_reference_architecture(const std::string& weights, core::TrainConfig& c
   config.run.task = name.task;
 }
 
+Usage val_usage() {
+  return {"trainer val",
+          "trainer val [CONFIG] weights=PATH [key=value ...]  (PATH: a .pt, or a run's .ckpt)",
+          {"trainer val configs/demo.yaml weights=runs/demo/shapes/weights/best.pt",
+           "trainer val data=path/to/data.yaml model=yolo26n weights=path/to/best.pt imgsz=640"}};
+}
+
+// Scoring needs weights (a freshly initialised model scores nothing) and a dataset; refused before
+// any work, with what to give.
+void require_weights_and_dataset(const core::TrainConfig& config, const std::string& weights) {
+  if (weights.empty() && !engine::is_weights_file(config.model.model)) {
+    throw UsageError(
+        "trainer val needs a weights file: give weights=PATH (a .pt weights file or a .ckpt "
+        "checkpoint, e.g. a run's weights/best.pt), or model=PATH.pt",
+        val_usage());
+  }
+  if (config.data.data.empty()) {
+    throw UsageError(
+        "trainer val needs a dataset: give a CONFIG that sets data:, or data=DATA_YAML",
+        val_usage());
+  }
+}
+
 }  // namespace
 
 Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
@@ -58,7 +82,7 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
   CLI::App* cli = app.add_subcommand("val", "validate weights on the val split (both metrics)");
   cli->add_option("args", opts->args,
                   "CONFIG then key=value overrides; weights=PATH (a .pt weights file or a .ckpt "
-                  "checkpoint; omit to score a freshly initialised model)");
+                  "checkpoint; required unless model= names one)");
   cli->add_flag("--per-class", opts->per_class, "print one row per class");
   return {cli, [opts] {
             std::string weights;  // not a config key: the one argument only `val` takes
@@ -72,6 +96,7 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
             }
             const auto [file, overrides] = split_config_args(args);
             auto config = core::load_config(file, overrides).config;
+            require_weights_and_dataset(config, weights);
             if (config.run.name == "train") config.run.name = "val";
             use_reference_architecture(weights, config);
             config.run.task = engine::run_task(config);  // model=best.pt: the task it was for
@@ -87,11 +112,7 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
             if (weights.empty() && engine::is_weights_file(config.model.model)) {
               weights = config.model.model;  // model=RUN/weights/best.pt: its own weights
             }
-            if (!weights.empty()) {
-              engine::load_weights_or_checkpoint(*model, weights);
-            } else {
-              spdlog::warn("no weights=PATH given: scoring a freshly initialised model");
-            }
+            engine::load_weights_or_checkpoint(*model, weights);
             model->to(device);
             // Standalone scoring is fp32 unless bf16 is asked for (the reference's `val` has
             // half=False); during fit, validation follows the training precision.

@@ -41,6 +41,9 @@ struct ModelConfig {
   // "true": the weights of `model` when it is a weights file (built-in names have no downloadable
   // weights here); "false": none; otherwise a .pt/.ckpt path whose weights are transferred.
   std::string pretrained = "true";
+  // Fine-tuning across datasets: pretrained class rows matched to the dataset's by class name
+  // (8.4.190's cls_remap; recorded here, not yet applied by the weight transfer).
+  bool cls_remap = true;
   // Layers to freeze: "" none, "N" model.0..N-1, "[i, j, ...]" those layer indices.
   std::string freeze;
   double dropout = 0.0;  // the reference's classify-head dropout: refused above 0 for our tasks

@@ -131,6 +131,10 @@ std::vector<FieldSpec> build_fields() {
     };
     f.push_back(std::move(pretrained));
   }
+  f.push_back(bool_field(
+      "cls_remap", "model", [](auto& c) -> auto& { return c.model.cls_remap; },
+      "fine-tuning across datasets: match the pretrained class rows to the dataset's by class "
+      "name (the reference's default; recorded, not yet applied by the weight transfer)"));
   {
     auto freeze = string_field(
         "freeze", "model", [](auto& c) -> auto& { return c.model.freeze; },
@@ -464,7 +468,10 @@ std::vector<FieldSpec> build_fields() {
   return f;
 }
 
-// Keys of the reference default.yaml that we accept for args.yaml compatibility but do not use.
+// Keys of the reference's default.yaml that we accept so that its args.yaml loads, but do not use:
+// predict/export/track settings, classification and depth tasks, distillation, quantization. Those
+// of 8.4.190, `save_dir` (which its args.yaml adds), and older versions' half, int8, keras,
+// crop_fraction, label_smoothing, end2end. tests/core/test_config_reference_keys.cpp lists them.
 constexpr std::string_view kReferenceOnlyKeys[] = {
     "mode",        "save",          "verbose",
     "profile",     "compile",       "split",
@@ -481,7 +488,8 @@ constexpr std::string_view kReferenceOnlyKeys[] = {
     "erasing",     "cfg",           "tracker",
     "save_dir",    "crop_fraction", "label_smoothing",
     "cls_pw",      "end2end",       "distill_model",
-
+    "dis",         "quantize",      "dlog",
+    "dgrad",       "dlam",
 };
 
 }  // namespace
@@ -537,6 +545,10 @@ const FieldSpec* find_field(std::string_view key) {
     if (f.key == key) return &f;
   }
   return nullptr;
+}
+
+std::vector<std::string_view> reference_only_keys() {
+  return {std::begin(kReferenceOnlyKeys), std::end(kReferenceOnlyKeys)};
 }
 
 bool is_reference_only_key(std::string_view key) {

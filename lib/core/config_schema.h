@@ -70,6 +70,7 @@ const FieldSpec* find_field(std::string_view key);
 // Keys of the reference trainer's default.yaml that this trainer accepts (so a user's args.yaml
 // loads) but does not use; loading one logs a note naming it.
 bool is_reference_only_key(std::string_view key);
+std::vector<std::string_view> reference_only_keys();  // all of them, in registry order
 
 // The valid key closest to `key` by edit distance (our keys and reference keys).
 std::string closest_key(std::string_view key);

@@ -121,6 +121,9 @@ FitResult fit(const core::TrainConfig& user_config, const FitOptions& options) {
   config.run.task = run_task(user_config);  // a weights file's own task, recorded in args.yaml
   config.run.device = device_for_rank(user_config.run.device, options.local_rank,
                                       group ? options.local_world_size : 1);
+  // Every check that loads no data, before the run folder and the configuration table: a bad
+  // device, model name or dataset yaml is the first thing reported, and nothing is written.
+  (void)check_run_config(config, group ? group->size() : options.world_size);
 
   // Run folder: a resumed run continues in its own folder (runs/x/weights/last.ckpt -> runs/x).
   // Rank 0 creates it; the others take its name (they never write there).

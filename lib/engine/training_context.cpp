@@ -84,6 +84,24 @@ void make_train_loader(TrainingContext& ctx, const core::TrainConfig& config,
 
 }  // namespace
 
+data::DatasetSpec check_run_config(const core::TrainConfig& config, int world_size) {
+  (void)resolve_device(config.run.device);
+  if (!is_weights_file(config.model.model)) (void)model::parse_model_name(config.model.model);
+  if (config.model.dropout > 0.0) {
+    throw core::ConfigError(fmt::format(
+        "dropout: {:g} applies to classification heads only (the reference uses it for classify "
+        "models); detect and pose models have no dropout layer: leave it at 0",
+        config.model.dropout));
+  }
+  if (config.data.batch % world_size != 0) {
+    throw core::ConfigError(fmt::format(
+        "batch: {} is the global batch and does not divide among the {} ranks (WORLD_SIZE); each "
+        "rank trains batch / WORLD_SIZE images: use a multiple of {}",
+        config.data.batch, world_size, world_size));
+  }
+  return data::load_dataset_yaml(config.data.data);
+}
+
 TrainingContext build_training_context(const core::TrainConfig& config,
                                        const ContextOptions& options) {
   TrainingContext ctx;
@@ -94,21 +112,9 @@ TrainingContext build_training_context(const core::TrainConfig& config,
   use_device(ctx.device);                                      // before the loader pins memory
   if (ctx.device.is_cuda()) set_cudnn_benchmark(config.run.cudnn_benchmark);
 
-  if (config.model.dropout > 0.0) {
-    throw core::ConfigError(fmt::format(
-        "dropout: {:g} applies to classification heads only (the reference uses it for classify "
-        "models); detect and pose models have no dropout layer: leave it at 0",
-        config.model.dropout));
-  }
   ctx.group = options.group;
   const int world_size = ctx.group ? ctx.group->size() : options.world_size;
-  if (config.data.batch % world_size != 0) {
-    throw core::ConfigError(fmt::format(
-        "batch: {} is the global batch and does not divide among the {} ranks (WORLD_SIZE); each "
-        "rank trains batch / WORLD_SIZE images: use a multiple of {}",
-        config.data.batch, world_size, world_size));
-  }
-  const data::DatasetSpec yaml_spec = data::load_dataset_yaml(config.data.data);
+  const data::DatasetSpec yaml_spec = check_run_config(config, world_size);
   {
     // Label caches: local rank 0 writes them, the others wait and then read them (the reference's
     // torch_distributed_zero_first); every rank passes the barrier exactly once.

@@ -71,6 +71,12 @@ struct ContextOptions {
   std::shared_ptr<dist::Group> group;
 };
 
+// The checks of a run's config that load no data: device, model name, dropout, batch over the
+// `world_size` ranks, the dataset yaml (returned, parsed). fit() runs them before it creates the
+// run folder and prints the configuration, so a bad config is reported first and leaves nothing
+// behind; build_training_context runs them too. Throws core::ConfigError.
+data::DatasetSpec check_run_config(const core::TrainConfig& config, int world_size);
+
 // Builds the context; logs the dataset summaries and the optimizer choice. Throws
 // core::ConfigError / core::InputError for bad configs or data.
 TrainingContext build_training_context(const core::TrainConfig& config,

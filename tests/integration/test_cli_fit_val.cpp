@@ -89,9 +89,16 @@ TEST_CASE("cli: trainer val on coco8 writes predictions.json that pycocotools ac
   }
   trainer::test::TempDir dir;
   const std::string source = TRAINER_SOURCE_DIR;
-  REQUIRE(run_command(trainer_binary() + " val " + source +
-                          "/configs/coco8.yaml model=yolo26t conf=0.00001 name=val project=" +
+  // val needs weights: those of one short epoch (val off, 64 px) of the same model.
+  REQUIRE(run_command(trainer_binary() + " -q fit " + source +
+                          "/configs/coco8.yaml model=yolo26t epochs=1 imgsz=64 val=false "
+                          "plots=false workers=1 precision=fp32 name=fit project=" +
                           dir.path().string(),
+                      &out) == 0);
+  REQUIRE(run_command(trainer_binary() + " val " + source +
+                          "/configs/coco8.yaml model=yolo26t conf=0.00001 name=val weights=" +
+                          (dir.path() / "fit" / "weights" / "last.pt").string() +
+                          " project=" + dir.path().string(),
                       &out) == 0);
   const auto predictions = dir.path() / "val" / "predictions.json";
   REQUIRE(std::filesystem::exists(predictions));

@@ -390,6 +390,25 @@ def cmd_checkpoint(path):
     print(json.dumps({"keys": sorted(obj.keys()), "epoch": obj.get("epoch")}))
 
 
+def cmd_default_cfg():
+    """Prints `default_cfg: PATH`, the installed reference's cfg/default.yaml (every key it knows)."""
+    from ultralytics.cfg import DEFAULT_CFG_PATH
+
+    print(f"default_cfg: {DEFAULT_CFG_PATH}")
+
+
+def cmd_train_args(out_dir, data_yaml, *overrides):
+    """A 1-epoch reference training run of yolo26n at the smallest size, on the CPU, so that the
+    reference writes its own OUT_DIR/train/args.yaml (val off: the final epoch still validates)."""
+    from ultralytics import YOLO
+    import yaml
+
+    kwargs = dict(epochs=1, imgsz=32, batch=2, workers=0, plots=False, val=False, amp=False)
+    kwargs.update({k: yaml.safe_load(v) for k, v in (o.split("=", 1) for o in overrides)})
+    YOLO("yolo26n.yaml").train(data=data_yaml, device="cpu", project=str(out_dir), name="train",
+                               exist_ok=True, verbose=False, **kwargs)
+
+
 def cmd_realnvp(out_file, inputs):
     """RealNVP.log_prob of residuals "x" (N, 2) with the flow weights "flow.<key>" of INPUTS: writes
     {"log_prob": (N,)} to OUT_FILE."""
@@ -648,7 +667,7 @@ def main():
      "loss": cmd_loss, "optim": cmd_optim, "metric": cmd_metric, "checkpoint": cmd_checkpoint,
      "realnvp": cmd_realnvp, "pose_loss": cmd_pose_loss, "pose_head": cmd_pose_head,
      "seg_head": cmd_seg_head, "seg_loss": cmd_seg_loss, "reference_checkpoints": cmd_reference_checkpoints,
-     "val_checkpoint": cmd_val_checkpoint}[command](*args)
+     "val_checkpoint": cmd_val_checkpoint, "default_cfg": cmd_default_cfg, "train_args": cmd_train_args}[command](*args)
 
 
 if __name__ == "__main__":
