@@ -3,7 +3,7 @@
 # in turn, niced, for SECONDS; prints one JSON summary line per target on stdout.
 #
 # Why: the readers of user files (configs, dataset yamls, labels, COCO json, results, checkpoints,
-# image headers, Exif) must reject every bad input with an error, never crash; a fuzzer finds the
+# image headers, Exif, pickles) must reject every bad input with an error, never crash; a fuzzer finds the
 # inputs nobody writes by hand. The corpus grows in $TRAINER_CACHE/fuzz/<target> (outside the clone,
 # reused by the next run), seeded from tests/fuzz/seeds/<target>; every crash, leak, timeout or
 # out-of-memory input is copied into tests/fuzz/regressions/<target>/, which ctest replays in the
@@ -14,8 +14,8 @@
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 
-ALL_TARGETS=(config dataset_yaml yolo_labels coco_json coco_results checkpoint weights image_header exif
-             results_csv predict_sources label_cache disk_cache)
+ALL_TARGETS=(config dataset_yaml yolo_labels coco_json coco_results checkpoint weights pickle
+             image_header exif results_csv predict_sources label_cache disk_cache)
 MAX_RESTARTS=3  # after a crash the target restarts with the time left, at most this many times
 
 seconds=600

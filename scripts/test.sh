@@ -35,7 +35,7 @@ if [ "${TRAINER_SKIP_SANITIZE:-0}" != 1 ]; then
                fuzz_replay_coco_json fuzz_replay_coco_results fuzz_replay_checkpoint
                fuzz_replay_weights fuzz_replay_image_header fuzz_replay_exif fuzz_replay_results_csv
                fuzz_replay_predict_sources fuzz_replay_label_cache fuzz_replay_disk_cache
-               test_data_limits)
+               fuzz_replay_pickle test_restricted_unpickler test_data_limits)
   "$TRAINER_ROOT/scripts/build.sh" --sanitize "${asan_suites[@]}"
   # Every finding stops the test, leaks included (these suites have none, LibTorch's static state
   # included). Where ptrace is not allowed (some containers) LeakSanitizer cannot run: set
