@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "core/config_loader.h"
@@ -61,9 +62,13 @@ model::ModelName architecture_of(const fs::path& weights) {
   }
   // A reference checkpoint records the model it holds (its args.yaml beside it is the
   // reference's, not ours).
-  if (const auto reference = model::reference_info_of(weights)) {
-    return model::reference_model_name(*reference, weights.string());
+  // An unreadable file is left to the weights loader, which names the problem.
+  std::optional<model::ReferenceInfo> reference;
+  try {
+    reference = model::reference_info_of(weights);
+  } catch (const core::InputError&) {
   }
+  if (reference) return model::reference_model_name(*reference, weights.string());
   const fs::path run = fs::absolute(weights).parent_path().parent_path();
   const fs::path args = run / "args.yaml";
   if (!fs::is_regular_file(args)) {

@@ -246,6 +246,11 @@ TEST_CASE("checkpoint: a format-1 file loads (its weights) but is refused for re
   CHECK(torch::equal(back.model.at("model.0.conv.weight"), old.model.at("model.0.conv.weight")));
   trainer::core::TrainConfig config;
   config.run.resume = (dir / "old.ckpt").string();
+  // A dataset that exists: fit checks the config (dataset yaml included) before the checkpoint.
+  std::filesystem::create_directories(dir / "d" / "images");
+  trainer::test::write_text(dir / "d.yaml", "path: " + (dir / "d").string() +
+                                                "\ntrain: images\nval: images\nnames: {0: a}\n");
+  config.data.data = (dir / "d.yaml").string();
   try {
     fit(config);
     FAIL("expected an InputError");

@@ -149,7 +149,7 @@ TEST_CASE("unpickler: any global off the allow-list is refused where it is named
         "pickle creates an object of int, which is not a class at byte 5");
 }
 
-TEST_CASE("unpickler: allowed classes become inert records; builtins become containers") {
+TEST_CASE("unpickler: allowed classes become inert records, builtins become containers") {
   // NEWOBJ of ultralytics.nn.tasks.DetectionModel, then BUILD with {'nc': 3}
   const std::string module =
       kProto2 + "cultralytics.nn.tasks\nDetectionModel\n)\x81}(" + pickle_string("nc") + "K\x03ub.";
@@ -190,7 +190,7 @@ TEST_CASE("unpickler: allowed classes become inert records; builtins become cont
         "a");
 }
 
-TEST_CASE("unpickler: persistent ids are storages; rebuilt views must lie inside them") {
+TEST_CASE("unpickler: persistent ids are storages, rebuilt views must lie inside them") {
   const PickleDocument doc = read(kProto2 + tensor("0", 4, 1, {3}, {1}) + ".");
   REQUIRE(doc.root->is(PyKind::kTensor));
   REQUIRE(doc.storages.size() == 1);

@@ -36,7 +36,7 @@ struct ReferenceFiles {
   fs::path detect_data, pose_data;
 };
 
-// The oracle's checkpoints, made once per process (about 45 s on 2 cores).
+// The oracle's checkpoints, made once per process (about 40 s on 2 cores).
 const ReferenceFiles& reference_files(const std::string& python, const fs::path& coco8,
                                       const fs::path& coco8_pose, const fs::path& coco128) {
   static std::unique_ptr<ReferenceFiles> files;
@@ -79,7 +79,10 @@ const ReferenceFiles& reference_files(const std::string& python, const fs::path&
 
 }  // namespace
 
-TEST_CASE("parity: reference checkpoints of every task and family read natively, bit for bit") {
+// One case, so that the oracle's checkpoints are made once (ctest runs each case in a process).
+TEST_CASE(
+    "parity: reference checkpoints of every task and family read natively, bit for bit, and "
+    "trainer val on them gives the reference's val predictions") {
   TRAINER_REFERENCE_FILES(files);
   REQUIRE(files.listing.size() == 13);  // 4 trained, 1 mid-training, 8 untrained
   for (const auto& entry : files.listing) {
@@ -114,10 +117,8 @@ TEST_CASE("parity: reference checkpoints of every task and family read natively,
     CHECK(loaded.dataset.nc() == entry["nc"].get<int>());
     CHECK(loaded.model->num_classes() == entry["nc"].get<int>());
   }
-}
 
-TEST_CASE("parity: trainer val on a reference checkpoint gives the reference's val predictions") {
-  TRAINER_REFERENCE_FILES(files);
+  // `trainer val` on the trained detect and pose files: the reference's val predictions.
   for (const auto& [task, data] :
        {std::pair<std::string, fs::path>{"detect", files.detect_data}, {"pose", files.pose_data}}) {
     CAPTURE(task);
