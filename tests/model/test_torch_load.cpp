@@ -253,3 +253,25 @@ TEST_CASE("weights reading: names LibTorch would confuse are refused") {
   CHECK(read_bytes(test::zip_file(stray)).error ==
         refused("the first zip entry is not inside a folder"));
 }
+
+TEST_CASE("weights reading: deep nesting, self-containing values and module cycles are refused") {
+  // The pickle machine builds them without recursion; turning them into tensors and containers
+  // stops at a bound with the problem named.
+  const auto with_pickle = [](const std::string& pickle) {
+    auto records = sound_weights_records();
+    test::record(records, "archive/data.pkl") = pickle;
+    return test::zip_file(records);
+  };
+  const std::string proto("\x80\x02", 2);
+  CHECK(
+      read_bytes(with_pickle(proto + std::string(200, ']') + std::string(199, 'a') + ".")).error ==
+      refused("its values nest deeper than 128 levels"));
+  CHECK(read_bytes(
+            with_pickle(proto + "]q" + std::string(1, '\0') + "h" + std::string(1, '\0') + "a."))
+            .error == refused("a container in it contains itself"));
+  // {'model': m} where m is a torch.nn Module whose _modules hold m itself.
+  const std::string cycle =
+      proto + "}" + test::pickle_string("model") + "ctorch.nn.modules.module\nModule\n)\x81q\x01}" +
+      test::pickle_string("_modules") + "}" + test::pickle_string("child") + "h\x01ssbs.";
+  CHECK(read_bytes(with_pickle(cycle)).error == refused("a module in it contains itself (child.)"));
+}
