@@ -59,19 +59,17 @@ int run_info(const InfoOptions& opts) {
   model::DetectionModel model{nullptr};
   if (engine::is_weights_file(model_text)) {
     // The architecture, classes and weights the file holds.
-    const std::filesystem::path file = model_text;
-    name = engine::architecture_of(file);
-    model = engine::load_model_from_weights(file, "", "").model;
+    auto loaded = engine::load_model_from_weights(model_text, "", "");
+    name = loaded.name;
+    model = loaded.model;
     nc = model->num_classes();
     std::cout << "weights " << model_text << " hold " << name.display() << "\n";
-    if (file.extension() == ".pt") {
-      if (const auto ref = model::reference_info_of(file)) {
-        std::cout << fmt::format(
-            "a reference checkpoint: Ultralytics {}, {}, {} of {} (epoch {}{}), {} class names\n",
-            ref->version.empty() ? "?" : ref->version, ref->date.empty() ? "undated" : ref->date,
-            ref->source, ref->model_class, ref->epoch, ref->epoch < 0 ? ": a finished run" : "",
-            ref->names.size());
-      }
+    if (const auto& ref = loaded.reference) {
+      std::cout << fmt::format(
+          "a reference checkpoint: Ultralytics {}, {}, {} of {} (epoch {}{}), {} class names\n",
+          ref->version.empty() ? "?" : ref->version, ref->date.empty() ? "undated" : ref->date,
+          ref->source, ref->model_class, ref->epoch, ref->epoch < 0 ? ": a finished run" : "",
+          ref->names.size());
     }
   } else {
     name = model::parse_model_name(model_text);

@@ -45,8 +45,8 @@ ModelFromWeights load_model_from_weights(const fs::path& weights, const std::str
   if (!fs::exists(weights)) throw core::InputError(weights.string() + ": no such weights file");
   ModelFromWeights out;
   std::optional<Checkpoint> checkpoint;
+  std::optional<model::WeightsFile> pt;  // read once: its tensors, and what a reference one records
   std::optional<core::TrainConfig> run_config;
-  std::optional<model::ReferenceInfo> reference;
   if (weights.extension() == ".ckpt") {
     checkpoint = load_checkpoint(weights);
     if (!checkpoint->config_yaml.empty()) {
@@ -55,32 +55,27 @@ ModelFromWeights load_model_from_weights(const fs::path& weights, const std::str
                        .config;
       out.config_source = weights;
     }
-  } else if (auto info = model::reference_info_of(weights)) {
-    reference = std::move(info);
-    out.config_source = weights;
   } else {
+    pt = model::read_weights(weights);
+    out.reference = pt->reference;
     const fs::path args = weights.parent_path().parent_path() / "args.yaml";
-    if (fs::exists(args)) {
+    if (out.reference) {
+      out.config_source = weights;  // its args.yaml, if any, is the reference's, not ours
+    } else if (fs::exists(args)) {
       run_config = core::load_config(args).config;
       out.config_source = args;
     }
   }
   std::string name = model_name;
   if (name.empty() && run_config) name = run_config->model.model;
-  if (name.empty() && reference) {
-    name = model::reference_model_name(*reference, weights.string()).display();
+  if (name.empty() && out.reference) {
+    name = model::reference_model_name(*out.reference, weights.string()).display();
   }
   fs::path data = data_yaml;
   if (data.empty() && run_config) data = run_config->data.data;
-  if (!name.empty() && data.empty() && reference) {
-    // The reference checkpoint's own class names (and keypoint shape) stand in for a dataset.
-    out.task = make_task_definition(model::parse_model_name(name).task);
-    out.dataset = reference_dataset(*reference, weights);
-    out.model = out.task->build_model(model::parse_model_name(name), out.dataset);
-    model::load_weights(*out.model, weights);
-    return out;
-  }
-  if (name.empty() || data.empty()) {
+  // A reference checkpoint's own class names (and keypoint shape) stand in for a dataset.
+  const bool reference_classes = data.empty() && out.reference;
+  if (name.empty() || (data.empty() && !reference_classes)) {
     throw core::ConfigError(weights.string() +
                             ": the weights do not say which model and classes they are for (no "
                             "checkpoint config, no ../args.yaml); pass model=NAME (e.g. yolo26n) "
@@ -90,13 +85,19 @@ ModelFromWeights load_model_from_weights(const fs::path& weights, const std::str
   const std::optional<core::Task> task =
       model_name.empty() && run_config ? run_config->run.task : std::nullopt;
   out.task = make_task_definition(core::resolve_task(task, name));
-  out.dataset = data::load_dataset_yaml(data, /*check_paths=*/false);  // only names, kpt_shape
-  if (run_config) out.dataset = run_dataset_spec(*run_config, out.dataset);  // single_cls: 1 class
-  out.model = out.task->build_model(model::parse_model_name(name), out.dataset);
+  out.name = model::parse_model_name(name);
+  out.name.task = out.task->task();  // `model: yolo26n` with `task: segment` built the segment head
+  if (reference_classes) {
+    out.dataset = reference_dataset(*out.reference, weights);
+  } else {
+    out.dataset = data::load_dataset_yaml(data, /*check_paths=*/false);  // only names, kpt_shape
+    if (run_config) out.dataset = run_dataset_spec(*run_config, out.dataset);  // single_cls
+  }
+  out.model = out.task->build_model(out.name, out.dataset);
   if (checkpoint) {
     load_checkpoint_weights(*out.model, *checkpoint, weights);
   } else {
-    model::load_weights(*out.model, weights);
+    model::load_weights(*out.model, pt->weights, "weights file " + weights.string());
   }
   return out;
 }

@@ -5,25 +5,31 @@
 // (model/weights_io.h) that do not name their model. A checkpoint (.ckpt) carries its run's
 // config; a .pt exported by a run sits in <run>/weights/ next to <run>/args.yaml. Either gives the
 // model name and the dataset yaml (class names, pose's kpt_shape); `model=` and `data=` override
-// them, and are required for weights from elsewhere (e.g. scripts/convert_weights.py output).
+// them, and are required for weights from elsewhere; a reference (Ultralytics) checkpoint records
+// its model and class names itself.
 #pragma once
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "data/dataset_yaml.h"
 #include "engine/task.h"
 #include "model/detection_model.h"
+#include "model/model_name.h"
+#include "model/reference_pickle.h"
 
 namespace trainer::engine {
 
 struct ModelFromWeights {
+  model::ModelName name;                 // the architecture built
   model::DetectionModel model{nullptr};  // on the CPU, weights loaded, training mode
   std::unique_ptr<TaskDefinition> task{};
   data::DatasetSpec dataset{};            // names, kpt_shape
   std::filesystem::path config_source{};  // where the model name came from (empty: `model=`)
+  std::optional<model::ReferenceInfo> reference{};  // a reference checkpoint's own record
 };
 
 // `model_name` and `data_yaml` may be empty (then from the checkpoint's config or the run's

@@ -3,6 +3,8 @@
 // registries, INST/OBJ, out-of-band buffers, unicode escapes) are refused.
 #include "model/restricted_unpickler.h"
 
+#include "model/pickle_allow_list.h"
+
 #include <fmt/format.h>
 
 #include <array>
@@ -19,96 +21,6 @@ uint64_t little_endian(const unsigned char* p, size_t n) {
   uint64_t v = 0;
   for (size_t i = n; i-- > 0;) v = (v << 8) | p[i];
   return v;
-}
-
-struct StorageTypeInfo {
-  std::string_view name;
-  int element_size;
-};
-constexpr std::array<StorageTypeInfo, 13> kStorageTypes{{{"FloatStorage", 4},
-                                                         {"DoubleStorage", 8},
-                                                         {"HalfStorage", 2},
-                                                         {"BFloat16Storage", 2},
-                                                         {"LongStorage", 8},
-                                                         {"IntStorage", 4},
-                                                         {"ShortStorage", 2},
-                                                         {"CharStorage", 1},
-                                                         {"ByteStorage", 1},
-                                                         {"BoolStorage", 1},
-                                                         {"ComplexHalfStorage", 4},
-                                                         {"ComplexFloatStorage", 8},
-                                                         {"ComplexDoubleStorage", 16}}};
-
-constexpr std::array<std::string_view, 21> kDtypes{
-    "float16", "float32", "float64", "bfloat16", "half",      "float",      "double",
-    "int8",    "int16",   "int32",   "int64",    "uint8",     "bool",       "long",
-    "int",     "short",   "cfloat",  "cdouble",  "complex64", "complex128", "uint16"};
-
-// What a GLOBAL names, as far as this reader is concerned.
-enum class Callable : uint8_t {
-  kRecord,           // an allowed class or function: calling it makes an inert record
-  kRebuildTensor,    // torch._utils._rebuild_tensor_v2
-  kRebuildParam,     // torch._utils._rebuild_parameter(_with_state): the data tensor
-  kRebuildFromType,  // torch._tensor._rebuild_from_type_v2(func, type, args, state)
-  kOrderedDict,      // collections.OrderedDict: a dict
-  kSet,              // builtins.set / frozenset
-  kSize,             // torch.Size: a tuple
-  kEncode,           // _codecs.encode(text, 'latin1'): bytes
-  kStorageType,      // torch.<Type>Storage: only inside a persistent id
-  kFirstArgument,    // torch.jit._pickle.build_*list / restore_type_tag: their first argument
-};
-
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && s.substr(0, prefix.size()) == prefix;
-}
-
-// The allow-list (see the header). nullopt: refused.
-std::optional<Callable> allowed(std::string_view module, std::string_view name) {
-  if (module == "torch._utils") {
-    if (name == "_rebuild_tensor_v2") return Callable::kRebuildTensor;
-    if (name == "_rebuild_parameter" || name == "_rebuild_parameter_with_state") {
-      return Callable::kRebuildParam;
-    }
-    return std::nullopt;
-  }
-  if (module == "torch.jit._pickle") {  // LibTorch's typed containers (torch::pickle_save)
-    for (const std::string_view f : {"build_intlist", "build_doublelist", "build_boollist",
-                                     "build_tensorlist", "build_genericlist", "restore_type_tag"}) {
-      if (name == f) return Callable::kFirstArgument;
-    }
-    return std::nullopt;
-  }
-  if (module == "torch._tensor") {
-    if (name == "_rebuild_from_type_v2") return Callable::kRebuildFromType;
-    return std::nullopt;
-  }
-  if (module == "torch") {
-    if (name == "Size") return Callable::kSize;
-    if (name == "device" || name == "Tensor") return Callable::kRecord;
-    for (const auto& type : kStorageTypes) {
-      if (name == type.name) return Callable::kStorageType;
-    }
-    for (const auto dtype : kDtypes) {
-      if (name == dtype) return Callable::kRecord;
-    }
-    return std::nullopt;
-  }
-  if (module == "builtins") {
-    if (name == "set" || name == "frozenset") return Callable::kSet;
-    if (name == "slice") return Callable::kRecord;
-    return std::nullopt;
-  }
-  if (module == "_codecs") {
-    if (name == "encode") return Callable::kEncode;
-    return std::nullopt;
-  }
-  if (module == "collections" && name == "OrderedDict") return Callable::kOrderedDict;
-  for (const std::string_view ns : {"ultralytics", "torch.nn", "types", "collections", "pathlib"}) {
-    if (module == ns || (starts_with(module, ns) && module[ns.size()] == '.')) {
-      return Callable::kRecord;
-    }
-  }
-  return std::nullopt;
 }
 
 // A name from the file as a message may show it: control bytes replaced, at most 80 characters.
@@ -130,6 +42,10 @@ class Machine {
     throw PickleError(fmt::format("pickle {} at byte {}", what, op_pos_));
   }
   PyValue* make(PyKind kind) {
+    if (doc_.values.size() >= kMaxPickleValues) {
+      fail(fmt::format("builds more than {} values (no model checkpoint needs that many)",
+                       kMaxPickleValues));
+    }
     PyValue& v = doc_.values.emplace_back();
     v.kind = kind;
     return &v;
@@ -220,7 +136,7 @@ class Machine {
   std::vector<PyValue*> stack_;
   std::vector<size_t> marks_;
   std::unordered_map<uint64_t, PyValue*> memo_;
-  std::unordered_map<const PyValue*, Callable> callables_;  // the kGlobal values made so far
+  std::unordered_map<const PyValue*, PickleCallable> callables_;  // the kGlobal values made so far
 };
 
 int64_t Machine::text_integer(std::string_view line) {
@@ -247,7 +163,7 @@ int64_t Machine::long_integer(std::string_view bytes) {
 
 void Machine::global(std::string_view module, std::string_view name) {
   const std::string_view canonical = canonical_module(module);
-  const auto callable = allowed(canonical, name);
+  const auto callable = allowed_global(canonical, name);
   if (!callable) {
     fail(fmt::format("names {}.{}, which is not on the allow-list", printable(module),
                      printable(name)));
@@ -311,19 +227,20 @@ PyValue* Machine::call(const PyValue& callee, const PyValue& args) {
   if (!args.is(PyKind::kTuple)) fail("calls " + callee.text + " without an argument tuple");
   const auto& a = args.items;
   switch (callables_.at(&callee)) {
-    case Callable::kRebuildTensor:
+    case PickleCallable::kRebuildTensor:
       return rebuild_tensor(args);
-    case Callable::kRebuildParam:
+    case PickleCallable::kRebuildParam:
       if (a.empty() || !a[0]->is(PyKind::kTensor)) fail("rebuilds a parameter without a tensor");
       return a[0];
-    case Callable::kRebuildFromType:
+    case PickleCallable::kRebuildFromType:
       // (func, type, args, state): a tensor (sub)class rebuilt by func(*args).
       if (a.size() < 3 || !a[0]->is(PyKind::kGlobal)) {
         fail("rebuilds a tensor subclass from arguments it cannot check");
       }
-      if (callables_.at(a[0]) == Callable::kRebuildFromType) fail("nests tensor subclass rebuilds");
+      if (callables_.at(a[0]) == PickleCallable::kRebuildFromType)
+        fail("nests tensor subclass rebuilds");
       return call(*a[0], *a[2]);
-    case Callable::kOrderedDict: {
+    case PickleCallable::kOrderedDict: {
       PyValue* d = make(PyKind::kDict);
       if (!a.empty()) {
         if (!a[0]->is(PyKind::kList) && !a[0]->is(PyKind::kTuple)) {
@@ -337,19 +254,19 @@ PyValue* Machine::call(const PyValue& callee, const PyValue& args) {
       }
       return d;
     }
-    case Callable::kSet:
+    case PickleCallable::kSet:
       if (a.empty()) return sequence(PyKind::kSet, {});
       if (!a[0]->is(PyKind::kList) && !a[0]->is(PyKind::kTuple) && !a[0]->is(PyKind::kSet)) {
         fail("builds a set from a " + a[0]->describe());
       }
       return sequence(PyKind::kSet, a[0]->items);
-    case Callable::kSize:
+    case PickleCallable::kSize:
       if (a.empty()) return sequence(PyKind::kTuple, {});
       if (!a[0]->is(PyKind::kTuple) && !a[0]->is(PyKind::kList)) {
         fail("builds a torch.Size from a " + a[0]->describe());
       }
       return sequence(PyKind::kTuple, a[0]->items);
-    case Callable::kEncode: {
+    case PickleCallable::kEncode: {
       // Protocol 2's bytes: _codecs.encode(the bytes as latin-1 text, 'latin1').
       if (a.size() != 2 || !a[0]->is(PyKind::kString) || !a[1]->is(PyKind::kString) ||
           (a[1]->text != "latin1" && a[1]->text != "latin-1")) {
@@ -369,12 +286,12 @@ PyValue* Machine::call(const PyValue& callee, const PyValue& args) {
       }
       return text(PyKind::kBytes, out);
     }
-    case Callable::kFirstArgument:
+    case PickleCallable::kFirstArgument:
       if (a.empty()) fail("calls " + callee.text + " without an argument");
       return a[0];
-    case Callable::kStorageType:
+    case PickleCallable::kStorageType:
       fail("calls the storage type " + callee.text + " (only persistent ids name storages)");
-    case Callable::kRecord:
+    case PickleCallable::kRecord:
       break;
   }
   PyValue* object = make(PyKind::kObject);
@@ -400,16 +317,14 @@ void Machine::persistent_id() {
       !f[3]->is(PyKind::kString) || !f[4]->is(PyKind::kInt)) {
     fail(not_storage);
   }
-  if (!f[1]->is(PyKind::kGlobal) || callables_.at(f[1]) != Callable::kStorageType) {
+  if (!f[1]->is(PyKind::kGlobal) || callables_.at(f[1]) != PickleCallable::kStorageType) {
     fail("has a persistent id without a storage type");
   }
   if (f[4]->integer < 0) fail(fmt::format("declares a storage of {} elements", f[4]->integer));
   PickledStorage s;
   s.key = f[2]->text;
   s.type = f[1]->text.substr(f[1]->text.find('.') + 1);
-  for (const auto& type : kStorageTypes) {
-    if (s.type == type.name) s.element_size = type.element_size;
-  }
+  s.element_size = storage_element_size(s.type);
   s.elements = static_cast<uint64_t>(f[4]->integer);
   uint64_t bytes = 0;
   if (__builtin_mul_overflow(s.elements, static_cast<uint64_t>(s.element_size), &bytes)) {
@@ -769,12 +684,6 @@ std::string PyValue::describe() const {
       return "tensor";
   }
   return "value";
-}
-
-std::string_view canonical_module(std::string_view module) {
-  if (module == "__builtin__") return "builtins";
-  if (module == "copy_reg") return "copyreg";
-  return module;
 }
 
 PickleDocument read_pickle(const unsigned char* data, size_t size) {

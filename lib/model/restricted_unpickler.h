@@ -7,18 +7,10 @@
 // the internet. This reader executes the opcodes into plain records instead: containers,
 // numbers and strings as themselves, tensors as views on named storage records, and a call or
 // NEWOBJ of an allowed class as an inert record of the class name, its arguments and its BUILD
-// state. Which names may appear at all (the allow-list, also in the README):
-//   - torch._utils._rebuild_tensor_v2, _rebuild_parameter, _rebuild_parameter_with_state and
-//     torch._tensor._rebuild_from_type_v2 (tensors and parameters), the storage types
-//     torch.<Type>Storage, torch.Size, torch.device, torch.Tensor and the torch dtypes;
-//   - torch.jit._pickle's build_intlist, build_doublelist, build_boollist, build_tensorlist,
-//     build_genericlist and restore_type_tag (LibTorch's typed containers: their argument);
-//   - builtins (Python 2 spelling __builtin__) set, frozenset and slice; collections.OrderedDict;
-//     _codecs.encode (how protocol 2 spells bytes);
-//   - any class under ultralytics., torch.nn., types., collections. and pathlib.
-// Any other GLOBAL (os.system, subprocess.*, builtins.eval/exec/getattr/__import__, ...) is refused
-// when it is read, before anything is built. Memory is linear in the pickle: every opcode adds at
-// most one value, strings are copies of its bytes, and the memo only refers to values.
+// state. Which names may appear at all: model/pickle_allow_list.h (and the README); any other
+// GLOBAL is refused when it is read, before anything is built. Memory is linear in the pickle and
+// bounded: every opcode adds at most one value (kMaxPickleValues in all), strings are copies of
+// its bytes, and the memo only refers to values.
 #pragma once
 
 #include <cstddef>
@@ -29,6 +21,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "model/pickle_allow_list.h"
 
 namespace trainer::model {
 
@@ -101,12 +95,13 @@ struct PickleDocument {
   const PyValue* root = nullptr;
 };
 
+// The most values one pickle may build. A reference yolo26n checkpoint's pickle builds 31,000
+// (stripped) to 49,000 (mid-training, with its optimizer state), and the larger scales have the
+// same layers; a value is 144 bytes plus its items, so this bounds a hostile pickle near 300 MB.
+constexpr size_t kMaxPickleValues = 2'000'000;
+
 // Runs the pickle `data` (one complete pickle, ending in STOP). Throws PickleError for a refused
 // global, a corrupt or truncated pickle, or a tensor that reaches past its storage.
 PickleDocument read_pickle(const unsigned char* data, size_t size);
-
-// Python's name for the module `module` as pickle protocol 2 may spell it (__builtin__ -> builtins,
-// copy_reg -> copyreg).
-std::string_view canonical_module(std::string_view module);
 
 }  // namespace trainer::model

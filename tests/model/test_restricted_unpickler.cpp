@@ -262,3 +262,15 @@ TEST_CASE("unpickler: protocol 2 module names and the refused opcodes") {
   CHECK(refusal(kProto2 + "\x82\x01.") == "pickle refers to the extension registry at byte 2");
   CHECK(refusal(kProto2 + "\x97.") == "pickle uses out-of-band buffers at byte 2");
 }
+
+TEST_CASE("unpickler: a pickle building more values than any checkpoint needs is refused") {
+  // kMaxPickleValues EMPTY_LISTs fit; one more is refused at its opcode, before it is built.
+  std::string fits = kProto2 + std::string(kMaxPickleValues, ']');
+  std::string over = fits + "].";
+  CHECK(refusal(over) ==
+        "pickle builds more than 2000000 values (no model checkpoint needs that "
+        "many) at byte " +
+            std::to_string(kMaxPickleValues + 2));
+  fits += std::string(kMaxPickleValues - 1, '0') + ".";  // pops all but one
+  CHECK(refusal(fits).empty());
+}
