@@ -22,6 +22,7 @@
 #include "engine/task.h"
 #include "engine/validator.h"
 #include "eval/coco_eval.h"
+#include "model/fine_tune_transfer.h"
 #include "model/fuse.h"
 #include "model/model_name.h"
 #include "model/reference_architecture.h"
@@ -108,11 +109,17 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
             auto val_set = std::make_shared<data::DatasetIndex>(
                 engine::load_run_split(config, yaml_spec, data::Split::kVal));
             const auto spec = engine::run_dataset_spec(config, yaml_spec);
-            auto model = task->build_model(engine::resolve_model_source(config).name, spec);
             if (weights.empty() && engine::is_weights_file(config.model.model)) {
               weights = config.model.model;  // model=RUN/weights/best.pt: its own weights
             }
-            engine::load_weights_or_checkpoint(*model, weights);
+            const auto tensors = engine::read_weights_or_ema(weights);
+            auto name = engine::resolve_model_source(config).name;
+            name.cls_width = model::class_widths_of(tensors);  // as the weights were built
+            auto model = task->build_model(name, spec);
+            model::load_weights(*model, tensors,
+                                std::filesystem::path(weights).extension() == ".ckpt"
+                                    ? weights + " (EMA weights)"
+                                    : "weights file " + weights);
             model->to(device);
             // Standalone scoring is fp32 unless bf16 is asked for (the reference's `val` has
             // half=False); during fit, validation follows the training precision.

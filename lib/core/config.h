@@ -42,8 +42,12 @@ struct ModelConfig {
   // weights here); "false": none; otherwise a .pt/.ckpt path whose weights are transferred.
   std::string pretrained = "true";
   // Fine-tuning across datasets: pretrained class rows matched to the dataset's by class name
-  // (8.4.190's cls_remap; recorded here, not yet applied by the weight transfer).
+  // (8.4.190's cls_remap, model/fine_tune_transfer.h).
   bool cls_remap = true;
+  // The Detect head's class-branch hidden widths: "" the reference's default from nc, "N", or
+  // "[N, M]" (one-to-many, one-to-one). Ours: fine-tuning records the source's widths here when
+  // it rebuilds the branches (model/class_widths.h), so val, predict and resume build them.
+  std::string cls_width;
   // Layers to freeze: "" none, "N" model.0..N-1, "[i, j, ...]" those layer indices.
   std::string freeze;
   double dropout = 0.0;  // the reference's classify-head dropout: refused above 0 for our tasks

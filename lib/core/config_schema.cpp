@@ -134,7 +134,15 @@ std::vector<FieldSpec> build_fields() {
   f.push_back(bool_field(
       "cls_remap", "model", [](auto& c) -> auto& { return c.model.cls_remap; },
       "fine-tuning across datasets: match the pretrained class rows to the dataset's by class "
-      "name (the reference's default; recorded, not yet applied by the weight transfer)"));
+      "name (the reference's default)"));
+  {
+    auto cls_width = string_field(
+        "cls_width", "model", [](auto& c) -> auto& { return c.model.cls_width; },
+        "class-branch hidden width: null = from nc (the reference's), N, or [N, M] for the "
+        "one-to-many and one-to-one branches; fine-tuning records the source's here");
+    cls_width.int_or_int_list = true;
+    f.push_back(std::move(cls_width));
+  }
   {
     auto freeze = string_field(
         "freeze", "model", [](auto& c) -> auto& { return c.model.freeze; },

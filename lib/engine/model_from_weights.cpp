@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "engine/checkpoint.h"
 #include "engine/run_dataset.h"
+#include "model/fine_tune_transfer.h"
 #include "model/model_name.h"
 #include "model/reference_architecture.h"
 #include "model/weights_io.h"
@@ -21,15 +22,9 @@ namespace {
 // names (model.names, else "0", "1", ... for yaml's nc) and pose's keypoint shape.
 data::DatasetSpec reference_dataset(const model::ReferenceInfo& info, const fs::path& weights) {
   data::DatasetSpec spec;
-  int64_t nc = info.nc.value_or(0);
-  for (const auto& entry : info.names) nc = std::max(nc, entry.first + 1);
-  if (nc <= 0 || nc > 100000) {
+  spec.names = model::reference_class_names(info);
+  if (spec.names.empty()) {
     throw core::InputError(weights.string() + ": a reference checkpoint without class names");
-  }
-  spec.names.resize(static_cast<size_t>(nc));
-  for (int64_t i = 0; i < nc; ++i) spec.names[static_cast<size_t>(i)] = std::to_string(i);
-  for (const auto& [index, name] : info.names) {
-    if (index >= 0) spec.names[static_cast<size_t>(index)] = name;
   }
   if (info.kpt_shape.size() == 2) {
     spec.kpt_shape = std::array<int, 2>{static_cast<int>(info.kpt_shape[0]),
@@ -87,6 +82,8 @@ ModelFromWeights load_model_from_weights(const fs::path& weights, const std::str
   out.task = make_task_definition(core::resolve_task(task, name));
   out.name = model::parse_model_name(name);
   out.name.task = out.task->task();  // `model: yolo26n` with `task: segment` built the segment head
+  // The class branches' widths as the weights have them (fine-tuning may have rebuilt them).
+  out.name.cls_width = model::class_widths_of(checkpoint ? ema_weights(*checkpoint) : pt->weights);
   if (reference_classes) {
     out.dataset = reference_dataset(*out.reference, weights);
   } else {

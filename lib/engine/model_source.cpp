@@ -10,6 +10,7 @@
 #include "core/config_loader.h"
 #include "core/error.h"
 #include "engine/checkpoint.h"
+#include "engine/run_dataset.h"
 #include "model/reference_architecture.h"
 
 namespace trainer::engine {
@@ -83,6 +84,7 @@ model::ModelName architecture_of(const fs::path& weights) {
 
 ModelSource resolve_model_source(const core::TrainConfig& config) {
   ModelSource source;
+  const model::ClassWidths widths = model::parse_class_widths(config.model.cls_width);
   const std::string& model = config.model.model;
   const std::string& pretrained = config.model.pretrained;
   if (is_weights_file(model)) {
@@ -93,12 +95,58 @@ ModelSource resolve_model_source(const core::TrainConfig& config) {
     source.name = model::parse_model_name(model);
   }
   if (pretrained != "true" && pretrained != "false") source.weights = pretrained;
+  source.name.cls_width = widths;  // the run's own (a weights file's run was for its classes)
   return source;
 }
 
 model::NamedTensorList read_weights_or_ema(const fs::path& path) {
   if (path.extension() == ".ckpt") return ema_weights(load_checkpoint(path));
   return model::read_weights_file(path);
+}
+
+namespace {
+
+// The class names of the dataset a run of ours trained on; empty when its yaml is unreadable.
+std::pair<std::vector<std::string>, std::string> run_class_names(const core::TrainConfig& config) {
+  try {
+    const auto spec = data::load_dataset_yaml(config.data.data, /*check_paths=*/false);
+    return {run_dataset_spec(config, spec).names, config.data.data};
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+}  // namespace
+
+PretrainedWeights read_pretrained(const fs::path& path) {
+  PretrainedWeights out;
+  if (path.extension() == ".ckpt") {
+    const Checkpoint ckpt = load_checkpoint(path);
+    out.weights = ema_weights(ckpt);
+    if (!ckpt.config_yaml.empty()) {
+      const auto loaded =
+          core::load_config_text(ckpt.config_yaml, path.string(), path.parent_path());
+      std::tie(out.names, out.names_source) = run_class_names(loaded.config);
+    }
+    return out;
+  }
+  model::WeightsFile file = model::read_weights(path);
+  out.weights = std::move(file.weights);
+  if (file.reference) {
+    out.names = model::reference_class_names(*file.reference);
+    if (!out.names.empty()) out.names_source = path.string();
+    return out;
+  }
+  const fs::path run = fs::absolute(path).parent_path().parent_path();
+  const fs::path args = run / "args.yaml";
+  if (fs::is_regular_file(args)) {
+    try {
+      const auto loaded = core::load_config_text(read_text(args), args.string(), run);
+      std::tie(out.names, out.names_source) = run_class_names(loaded.config);
+    } catch (const std::exception&) {
+    }
+  }
+  return out;
 }
 
 }  // namespace trainer::engine

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "core/config.h"
 #include "model/model_name.h"
@@ -33,5 +35,17 @@ model::ModelName architecture_of(const std::filesystem::path& weights);
 
 // A .pt file's tensors, or a .ckpt's EMA weights.
 model::NamedTensorList read_weights_or_ema(const std::filesystem::path& path);
+
+// Weights to fine-tune from, with the class names they were trained for.
+struct PretrainedWeights {
+  model::NamedTensorList weights;
+  std::vector<std::string> names;  // empty when the file does not say (see read_pretrained)
+  std::string names_source;        // where the names were read, for the log ("" for none)
+};
+
+// A .pt or .ckpt as read_weights_or_ema, and its class names: a reference checkpoint's
+// model.names; for ours, the classes of the dataset its run trained on (the run's config in a
+// .ckpt, RUN/args.yaml for RUN/weights/*.pt), when that dataset yaml is still readable.
+PretrainedWeights read_pretrained(const std::filesystem::path& path);
 
 }  // namespace trainer::engine

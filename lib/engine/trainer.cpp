@@ -133,6 +133,9 @@ FitResult fit(const core::TrainConfig& user_config, const FitOptions& options) {
   result.run_dir = folder.dir;
   const auto weights_dir = result.run_dir / "weights";
   std::optional<core::RunLock> lock;  // one live run per folder (rank 0 holds it)
+  // The user's config (device list included) with the run's task: a weights file's own.
+  core::TrainConfig recorded = user_config;
+  recorded.run.task = config.run.task;
   if (main_rank) {
     lock.emplace(result.run_dir);
     if (!lock->stale_holder().empty()) {
@@ -146,9 +149,6 @@ FitResult fit(const core::TrainConfig& user_config, const FitOptions& options) {
       for (const auto& stale : core::remove_stale_temporaries(dir))
         spdlog::info("removed {} (left by an interrupted write)", stale.string());
     }
-    // The user's config (device list included) with the run's task: a weights file's own.
-    core::TrainConfig recorded = user_config;
-    recorded.run.task = config.run.task;
     core::write_config_yaml(recorded, result.run_dir / "args.yaml");
     spdlog::info("run folder: {}", result.run_dir.string());
     spdlog::info("configuration:\n{}", core::config_table(recorded));
@@ -162,7 +162,12 @@ FitResult fit(const core::TrainConfig& user_config, const FitOptions& options) {
   context_options.show_progress = options.interactive && main_rank;
   context_options.need_val = main_rank;
   TrainingContext ctx = build_training_context(config, context_options);
-  ctx.config.run.device = user_config.run.device;  // checkpoints keep the device list
+  ctx.config.run.device = user_config.run.device;              // checkpoints keep the device list
+  if (ctx.config.model.cls_width != config.model.cls_width) {  // fine-tuning rebuilt the branches
+    config.model.cls_width = ctx.config.model.cls_width;
+    recorded.model.cls_width = ctx.config.model.cls_width;
+    if (main_rank) core::write_config_yaml(recorded, result.run_dir / "args.yaml");
+  }
   if (folder.resume) keep_checkpoint_precision(ctx, *folder.resume);
   const TaskDefinition& task = *ctx.task;
   // Rank 0 validates with the per-rank batch (the reference's val batch is 2 x batch / world).

@@ -11,13 +11,13 @@
 #include "data/loader_options.h"
 #include "dist/sync_batch_norm.h"
 #include "engine/device.h"
+#include "engine/fine_tune.h"
 #include "engine/freeze.h"
 #include "engine/memory_format.h"
 #include "engine/model_source.h"
 #include "engine/run_dataset.h"
 #include "model/model_name.h"
 #include "model/weights_io.h"
-#include "model/weights_transfer.h"
 #include "optim/param_groups.h"
 
 namespace trainer::engine {
@@ -87,6 +87,7 @@ void make_train_loader(TrainingContext& ctx, const core::TrainConfig& config,
 data::DatasetSpec check_run_config(const core::TrainConfig& config, int world_size) {
   (void)resolve_device(config.run.device);
   if (!is_weights_file(config.model.model)) (void)model::parse_model_name(config.model.model);
+  (void)model::parse_class_widths(config.model.cls_width);
   if (config.model.dropout > 0.0) {
     throw core::ConfigError(fmt::format(
         "dropout: {:g} applies to classification heads only (the reference uses it for classify "
@@ -101,6 +102,44 @@ data::DatasetSpec check_run_config(const core::TrainConfig& config, int world_si
   }
   return data::load_dataset_yaml(config.data.data);
 }
+
+namespace {
+
+// Fine-tuning as 8.4.190's trainer (engine/fine_tune.h), logged as the reference logs it; a
+// rebuilt class width goes into ctx.config (cls_width), so checkpoints and args.yaml record it.
+void transfer_pretrained(TrainingContext& ctx, const ModelSource& source) {
+  const PretrainedWeights pretrained = read_pretrained(source.weights);
+  FineTuned tuned =
+      fine_tune_model(*ctx.task, source.name, ctx.dataset, pretrained, ctx.config.model.cls_remap);
+  ctx.model = tuned.model;
+  ctx.config.model.cls_width = tuned.cls_width;
+  if (tuned.rebuilt) {
+    spdlog::info(
+        "class branches rebuilt at the hidden width of {} (the source's), recorded as "
+        "cls_width: {}",
+        source.weights.string(), tuned.cls_width);
+  }
+  const model::FineTuneReport& report = tuned.report;
+  if (report.remapped > 0) {
+    spdlog::info("Remapped {}/{} cls head rows from pretrained weights by class name ({} tensors)",
+                 report.matched_classes, ctx.dataset.nc(), report.remapped);
+  } else if (ctx.config.model.cls_remap && pretrained.names.empty()) {
+    spdlog::info(
+        "cls_remap: the classes {} was trained on are unknown (its dataset yaml is not "
+        "readable here): no class rows matched by name",
+        source.weights.string());
+  }
+  if (report.first_conv_filled) {
+    spdlog::info("model.0.conv.weight filled from the source's filters (its shape differs)");
+  }
+  spdlog::info("Transferred {}/{} items from pretrained weights ({})", report.transferred,
+               report.total, source.weights.string());
+  if (!report.kept_initialised.empty()) {
+    spdlog::info("  kept initialised: {}", fmt::join(report.kept_initialised, ", "));
+  }
+}
+
+}  // namespace
 
 TrainingContext build_training_context(const core::TrainConfig& config,
                                        const ContextOptions& options) {
@@ -144,18 +183,13 @@ TrainingContext build_training_context(const core::TrainConfig& config,
   if (!source.architecture.empty()) {
     spdlog::info("model: {} from {}", source.name.display(), source.architecture.string());
   }
-  ctx.model = ctx.task->build_model(source.name, ctx.dataset);
-  if (!config.run.resume.empty()) {
-    // The checkpoint's weights replace whatever a transfer would give.
-  } else if (!source.weights.empty()) {
-    const auto report = model::transfer_weights(*ctx.model, read_weights_or_ema(source.weights));
-    spdlog::info("Transferred {}/{} items from pretrained weights ({})", report.transferred,
-                 report.total, source.weights.string());
-    if (!report.shape_mismatches.empty()) {
-      spdlog::info("  kept initialised (shape differs): {}",
-                   fmt::join(report.shape_mismatches, ", "));
-    }
-  } else if (config.model.pretrained == "true" && !is_weights_file(config.model.model)) {
+  if (config.run.resume.empty() && !source.weights.empty()) {
+    transfer_pretrained(ctx, source);  // builds the model (the source may set its class widths)
+  } else {
+    ctx.model = ctx.task->build_model(source.name, ctx.dataset);  // a resume loads its weights
+  }
+  if (config.run.resume.empty() && source.weights.empty() && config.model.pretrained == "true" &&
+      !is_weights_file(config.model.model)) {
     spdlog::info(
         "pretrained: true, but {} has no weights file here (no downloads): training from "
         "scratch; give pretrained=PATH or model=PATH.pt to fine-tune",

@@ -28,25 +28,29 @@ torch::Tensor DflImpl::forward(const torch::Tensor& x) const {
   return (probs * w).sum(2);
 }
 
-DetectImpl::DetectImpl(int64_t nc, int64_t reg_max, bool end2end, const std::vector<int64_t>& ch)
+DetectImpl::DetectImpl(int64_t nc, int64_t reg_max, bool end2end, const std::vector<int64_t>& ch,
+                       const ClassWidths& cls_width)
     : nc_(nc),
       reg_max_(reg_max),
       end2end_(end2end),
       c2_(std::max({int64_t{16}, ch.at(0) / 4, 4 * reg_max})),
-      c3_(std::max(ch.at(0), std::min<int64_t>(nc, 100))) {
-  one2many_ = make_branch("cv2", "cv3", ch);
+      c3_(cls_width.one2many > 0 ? cls_width.one2many : default_class_width(ch.at(0), nc)),
+      c3_one2one_(cls_width.one2one > 0 ? cls_width.one2one : default_class_width(ch.at(0), nc)) {
+  one2many_ = make_branch("cv2", "cv3", ch, c3_);
   if (reg_max_ > 1) {
     dfl_ = register_module("dfl", Dfl(reg_max_));
   } else {
     register_module("dfl", torch::nn::Identity());
   }
   if (end2end_) {
-    // The reference deep-copies cv2/cv3, so both branches start from the same weights.
-    one2one_ = make_branch("one2one_cv2", "one2one_cv3", ch);
+    // The reference deep-copies cv2/cv3, so both branches start from the same weights (the class
+    // towers only when they have the same width: see class_widths.h).
+    one2one_ = make_branch("one2one_cv2", "one2one_cv3", ch, c3_one2one_);
     torch::NoGradGuard no_grad;
     for (size_t i = 0; i < ch.size(); ++i) {
       for (auto [src, dst] : {std::pair{one2many_.box[i], one2one_.box[i]},
                               std::pair{one2many_.cls[i], one2one_.cls[i]}}) {
+        if (src.ptr() == one2many_.cls[i].ptr() && c3_ != c3_one2one_) continue;
         auto from = src->parameters();
         auto to = dst->parameters();
         for (size_t j = 0; j < from.size(); ++j) to[j].copy_(from[j]);
@@ -57,7 +61,7 @@ DetectImpl::DetectImpl(int64_t nc, int64_t reg_max, bool end2end, const std::vec
 }
 
 DetectImpl::Branch DetectImpl::make_branch(const std::string& box_name, const std::string& cls_name,
-                                           const std::vector<int64_t>& ch) {
+                                           const std::vector<int64_t>& ch, int64_t c3) {
   Branch branch;
   auto box_list = register_module(box_name, torch::nn::ModuleList());
   auto cls_list = register_module(cls_name, torch::nn::ModuleList());
@@ -72,14 +76,14 @@ DetectImpl::Branch DetectImpl::make_branch(const std::string& box_name, const st
     // Non-legacy class tower: [DWConv 3x3, Conv 1x1] twice, then the 1x1 output conv.
     auto pair1 = Chain();
     pair1->append(make_dwconv(x, x, 3).ptr());
-    pair1->append(Conv(x, c3_, 1).ptr());
+    pair1->append(Conv(x, c3, 1).ptr());
     auto pair2 = Chain();
-    pair2->append(make_dwconv(c3_, c3_, 3).ptr());
-    pair2->append(Conv(c3_, c3_, 1).ptr());
+    pair2->append(make_dwconv(c3, c3, 3).ptr());
+    pair2->append(Conv(c3, c3, 1).ptr());
     auto cls = Chain();
     cls->append(pair1.ptr());
     cls->append(pair2.ptr());
-    cls->append(torch::nn::Conv2d(torch::nn::Conv2dOptions(c3_, nc_, 1)).ptr());
+    cls->append(torch::nn::Conv2d(torch::nn::Conv2dOptions(c3, nc_, 1)).ptr());
     cls_list->push_back(cls.ptr());
     branch.cls.push_back(cls);
   }

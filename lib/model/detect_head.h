@@ -11,6 +11,7 @@
 
 #include <vector>
 
+#include "model/class_widths.h"
 #include "model/conv.h"
 #include "model/detect_output.h"
 
@@ -33,8 +34,10 @@ TORCH_MODULE(Dfl);
 
 class DetectImpl : public torch::nn::Module {
  public:
-  // ch: input channels of the levels (P3, P4, P5).
-  DetectImpl(int64_t nc, int64_t reg_max, bool end2end, const std::vector<int64_t>& ch);
+  // ch: input channels of the levels (P3, P4, P5); cls_width: the class branches' hidden widths
+  // (0: the reference's default from ch and nc).
+  DetectImpl(int64_t nc, int64_t reg_max, bool end2end, const std::vector<int64_t>& ch,
+             const ClassWidths& cls_width = {});
 
   // Raw per-level outputs; the one2one branch (end2end only) runs on detached features. Task heads
   // (pose_head.h) add their fields to the same output.
@@ -68,8 +71,10 @@ class DetectImpl : public torch::nn::Module {
   int64_t nc() const { return nc_; }
   int64_t reg_max() const { return reg_max_; }
   bool end2end() const { return end2end_; }
-  int64_t box_hidden() const { return c2_; }    // c2 = max(16, ch0 / 4, 4 reg_max)
-  int64_t class_hidden() const { return c3_; }  // c3 = max(ch0, min(nc, 100))
+  int64_t box_hidden() const { return c2_; }  // c2 = max(16, ch0 / 4, 4 reg_max)
+  // c3 of the class branches: by default max(ch0, min(nc, 100)) (see class_widths.h).
+  int64_t class_hidden() const { return c3_; }
+  int64_t class_hidden_one2one() const { return c3_one2one_; }  // = class_hidden() by default
   const std::vector<double>& strides() const { return strides_; }
 
   // Final 1x1 convs of each tower (the ones with a bias), per level: for tests and bias init.
@@ -92,13 +97,13 @@ class DetectImpl : public torch::nn::Module {
     std::vector<Chain> box, cls;
   };
   Branch make_branch(const std::string& box_name, const std::string& cls_name,
-                     const std::vector<int64_t>& ch);
+                     const std::vector<int64_t>& ch, int64_t c3);
   static std::vector<torch::Tensor> run_branch(Branch& branch, const std::vector<torch::Tensor>& x);
   void init_branch_bias(const Branch& branch);
 
   int64_t nc_, reg_max_;
   bool end2end_;
-  int64_t c2_, c3_;
+  int64_t c2_, c3_, c3_one2one_;
   Branch one2many_, one2one_;
   Dfl dfl_{nullptr};
   std::vector<double> strides_;

@@ -56,18 +56,18 @@ DetectionModelImpl::DetectionModelImpl(const ModelName& name, const ModelSpec& s
     } else if (l.kind == LayerKind::kDetect) {
       if (l.is_pose()) {
         const auto kind = l.end2end ? PoseHeadKind::kPose26 : PoseHeadKind::kPose;
-        head_ = Detect(std::shared_ptr<DetectImpl>(
-            std::make_shared<PoseImpl>(l.nc, l.reg_max, l.end2end, l.ch, l.kpt_shape, kind)));
+        head_ = Detect(std::shared_ptr<DetectImpl>(std::make_shared<PoseImpl>(
+            l.nc, l.reg_max, l.end2end, l.ch, l.kpt_shape, kind, l.cls_width)));
       } else if (l.is_obb()) {
         const auto kind = l.end2end ? ObbHeadKind::kObb26 : ObbHeadKind::kObb;
         head_ = Detect(std::shared_ptr<DetectImpl>(
-            std::make_shared<ObbImpl>(l.nc, l.reg_max, l.end2end, l.ch, kind)));
+            std::make_shared<ObbImpl>(l.nc, l.reg_max, l.end2end, l.ch, kind, l.cls_width)));
       } else if (l.is_segment()) {
         const auto kind = l.end2end ? SegmentHeadKind::kSegment26 : SegmentHeadKind::kSegment;
-        head_ = Detect(std::shared_ptr<DetectImpl>(
-            std::make_shared<SegmentImpl>(l.nc, l.nm, l.npr, l.reg_max, l.end2end, l.ch, kind)));
+        head_ = Detect(std::shared_ptr<DetectImpl>(std::make_shared<SegmentImpl>(
+            l.nc, l.nm, l.npr, l.reg_max, l.end2end, l.ch, kind, l.cls_width)));
       } else {
-        head_ = Detect(l.nc, l.reg_max, l.end2end, l.ch);
+        head_ = Detect(l.nc, l.reg_max, l.end2end, l.ch, l.cls_width);
       }
       layers_->push_back(head_.ptr());
       unary_.push_back(nullptr);
@@ -204,12 +204,13 @@ DetectionModel build_detection_model(const ModelName& name, int num_classes,
   if (name.task == core::Task::kPose) variant.kpt_shape = kpt_shape;
   variant.oriented = name.task == core::Task::kObb;
   variant.masks = name.task == core::Task::kSegment;
+  variant.cls_width = name.cls_width;
   return DetectionModel(name, make_model_spec(name.family, scale, num_classes, variant));
 }
 
 DetectionModel build_tiny_detection_model(ModelFamily family, int num_classes, core::Task task,
                                           KeypointShape kpt_shape) {
-  return build_detection_model(ModelName{family, 't', {}, task}, num_classes, kpt_shape);
+  return build_detection_model(ModelName{family, 't', {}, task, {}}, num_classes, kpt_shape);
 }
 
 }  // namespace trainer::model

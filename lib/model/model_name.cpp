@@ -86,7 +86,7 @@ ModelName parse_model_name(const std::string& text) {
     if (!std::filesystem::is_regular_file(text)) {
       throw core::ConfigError("model yaml not found: " + text);
     }
-    return ModelName{ModelFamily::kCustomYaml, 'n', text};
+    return ModelName{ModelFamily::kCustomYaml, 'n', text, core::Task::kDetect, {}};
   }
   std::string lower = text;
   std::transform(lower.begin(), lower.end(), lower.begin(),

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/task.h"
+#include "model/class_widths.h"
 
 namespace trainer::model {
 
@@ -19,6 +20,7 @@ struct ModelName {
   char scale = 'n';                       // n, s, m, l, x (built-in families)
   std::filesystem::path yaml_file;        // kCustomYaml
   core::Task task = core::Task::kDetect;  // the head: "-pose" names build a pose model
+  ClassWidths cls_width;                  // the class branches' hidden widths (config cls_width)
 
   std::string display() const;  // "yolo26n", "yolo26n-pose" or the yaml path
 };

@@ -178,6 +178,7 @@ ModelSpec make_model_spec(ModelFamily family, const ScaleParams& scale, int64_t 
         l.end2end = spec.end2end;
         l.kpt_shape = kpt_shape;
         l.oriented = variant.oriented;
+        l.cls_width = variant.cls_width;
         if (variant.masks) {
           l.nm = kMaskCoefficients;
           l.npr = scaled(kProtoChannels);  // parse_model scales Segment's npr like a width

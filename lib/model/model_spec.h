@@ -38,6 +38,7 @@ struct LayerSpec {
   bool oriented = false;  // an OBB head (OBB26 when end2end, else OBB) with one angle channel
   int64_t nm = 0;         // > 0: a segmentation head (Segment26 when end2end, else Segment)
   int64_t npr = 0;        // its prototype channels (256 scaled by width)
+  ClassWidths cls_width;  // Detect class branches' hidden widths (0: max(ch0, min(nc, 100)))
 
   bool is_pose() const { return kind == LayerKind::kDetect && kpt_shape.count > 0; }
   bool is_obb() const { return kind == LayerKind::kDetect && oriented; }
@@ -80,6 +81,7 @@ struct HeadVariant {
   KeypointShape kpt_shape = kNoKeypoints;  // count > 0: pose
   bool oriented = false;                   // OBB
   bool masks = false;                      // segmentation: 32 coefficients, 256 scaled prototypes
+  ClassWidths cls_width;                   // the class branches' hidden widths (0: default)
 };
 
 // The reference's segmentation yaml arguments [nc, 32, 256]: mask coefficients and the

@@ -24,8 +24,10 @@ torch::Tensor decode_rotated_boxes(const torch::Tensor& distances, const torch::
 }
 
 ObbImpl::ObbImpl(int64_t nc, int64_t reg_max, bool end2end, const std::vector<int64_t>& ch,
-                 ObbHeadKind kind)
-    : DetectImpl(nc, reg_max, end2end, ch), kind_(kind), c4_(std::max<int64_t>(ch.at(0) / 4, 1)) {
+                 ObbHeadKind kind, const ClassWidths& cls_width)
+    : DetectImpl(nc, reg_max, end2end, ch, cls_width),
+      kind_(kind),
+      c4_(std::max<int64_t>(ch.at(0) / 4, 1)) {
   one2many_angle_ = make_tower("cv4", ch);
   if (end2end) {
     one2one_angle_ = make_tower("one2one_cv4", ch);

@@ -32,7 +32,7 @@ torch::Tensor decode_rotated_boxes(const torch::Tensor& distances, const torch::
 class ObbImpl : public DetectImpl {
  public:
   ObbImpl(int64_t nc, int64_t reg_max, bool end2end, const std::vector<int64_t>& ch,
-          ObbHeadKind kind);
+          ObbHeadKind kind, const ClassWidths& cls_width = {});
 
   // Detect's outputs plus the angle of each branch (one2many_angle, one2one_angle).
   DetectOutput forward(const std::vector<torch::Tensor>& x) override;

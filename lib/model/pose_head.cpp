@@ -28,8 +28,8 @@ torch::Tensor decode_keypoints(const torch::Tensor& raw, const torch::Tensor& an
 }
 
 PoseImpl::PoseImpl(int64_t nc, int64_t reg_max, bool end2end, const std::vector<int64_t>& ch,
-                   const KeypointShape& kpt_shape, PoseHeadKind kind)
-    : DetectImpl(nc, reg_max, end2end, ch),
+                   const KeypointShape& kpt_shape, PoseHeadKind kind, const ClassWidths& cls_width)
+    : DetectImpl(nc, reg_max, end2end, ch, cls_width),
       kpt_shape_(kpt_shape),
       kind_(kind),
       c4_(std::max(ch.at(0) / 4, kind == PoseHeadKind::kPose

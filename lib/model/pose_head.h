@@ -32,7 +32,7 @@ torch::Tensor decode_keypoints(const torch::Tensor& raw, const torch::Tensor& an
 class PoseImpl : public DetectImpl {
  public:
   PoseImpl(int64_t nc, int64_t reg_max, bool end2end, const std::vector<int64_t>& ch,
-           const KeypointShape& kpt_shape, PoseHeadKind kind);
+           const KeypointShape& kpt_shape, PoseHeadKind kind, const ClassWidths& cls_width = {});
 
   // Detect's outputs plus the raw keypoints of each branch (and the sigmas in training mode).
   DetectOutput forward(const std::vector<torch::Tensor>& x) override;

@@ -72,4 +72,16 @@ ModelName reference_model_name(const ReferenceInfo& info, const std::string& fil
   return name;
 }
 
+std::vector<std::string> reference_class_names(const ReferenceInfo& info) {
+  int64_t nc = info.nc.value_or(0);
+  for (const auto& entry : info.names) nc = std::max(nc, entry.first + 1);
+  if (nc <= 0 || nc > kMaxReferenceClasses) return {};
+  std::vector<std::string> names(static_cast<size_t>(nc));
+  for (int64_t i = 0; i < nc; ++i) names[static_cast<size_t>(i)] = std::to_string(i);
+  for (const auto& [index, name] : info.names) {
+    if (index >= 0) names[static_cast<size_t>(index)] = name;
+  }
+  return names;
+}
+
 }  // namespace trainer::model

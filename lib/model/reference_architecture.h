@@ -7,7 +7,9 @@
 // every key and shape, so a modified yaml is refused there with the keys named).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "model/model_name.h"
 #include "model/reference_pickle.h"
@@ -17,5 +19,11 @@ namespace trainer::model {
 // Throws core::ConfigError naming `file` when the yaml is not one of the yolo26 / yolo11 families
 // or names no scale.
 ModelName reference_model_name(const ReferenceInfo& info, const std::string& file);
+
+// The class names a reference checkpoint's model has: model.names by index, "0", "1", ... where
+// it names none (up to the yaml's nc). Empty when it records no class at all or more than
+// kMaxReferenceClasses.
+std::vector<std::string> reference_class_names(const ReferenceInfo& info);
+inline constexpr int64_t kMaxReferenceClasses = 100000;
 
 }  // namespace trainer::model

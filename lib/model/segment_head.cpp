@@ -8,8 +8,9 @@
 namespace trainer::model {
 
 SegmentImpl::SegmentImpl(int64_t nc, int64_t nm, int64_t npr, int64_t reg_max, bool end2end,
-                         const std::vector<int64_t>& ch, SegmentHeadKind kind)
-    : DetectImpl(nc, reg_max, end2end, ch),
+                         const std::vector<int64_t>& ch, SegmentHeadKind kind,
+                         const ClassWidths& cls_width)
+    : DetectImpl(nc, reg_max, end2end, ch, cls_width),
       kind_(kind),
       nm_(nm),
       npr_(npr),

@@ -24,7 +24,8 @@ enum class SegmentHeadKind {
 class SegmentImpl : public DetectImpl {
  public:
   SegmentImpl(int64_t nc, int64_t nm, int64_t npr, int64_t reg_max, bool end2end,
-              const std::vector<int64_t>& ch, SegmentHeadKind kind);
+              const std::vector<int64_t>& ch, SegmentHeadKind kind,
+              const ClassWidths& cls_width = {});
 
   // Detect's outputs plus the coefficients of each branch, the prototypes and (Segment26 in
   // training mode) the semantic logits.

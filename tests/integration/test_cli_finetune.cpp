@@ -1,7 +1,9 @@
 // Fine-tuning through the CLI: weights trained on the synthetic shapes seed a model for a dataset
-// with more classes (model=RUN/weights/last.pt), transferring all but the class layers; the first
-// epoch's training loss is then lower than from scratch (mean of two seeds). resume= on a .pt
-// continues from the .ckpt beside it.
+// with more classes (model=RUN/weights/last.pt), transferring everything, the class rows of the
+// shared names by name; the first epoch's training loss is then lower than from scratch (mean of
+// two seeds). resume= on a .pt continues from the .ckpt beside it. Weights whose class branch is
+// wider than the new dataset's default rebuild it at their width, recorded as cls_width, which
+// resume, val and predict then build.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -89,8 +91,11 @@ TEST_CASE("cli: fine-tuning weights on a dataset with more classes transfers and
         out, m, std::regex(R"(Transferred (\d+)/(\d+) items from pretrained weights)")));
     const int transferred = std::stoi(m[1]);
     const int total = std::stoi(m[2]);
-    CHECK(transferred < total);           // the class layers differ (nc + 2 classes)
-    CHECK(transferred > total * 9 / 10);  // everything else came over
+    // nc + 2 classes: the class convs' rows of the nc shared names are remapped by name (they
+    // count as transferred, as the reference counts them), the 2 new rows stay initialised.
+    CHECK(transferred == total);
+    CHECK(out.find("Remapped " + std::to_string(nc) + "/" + std::to_string(nc + 2) +
+                   " cls head rows") != std::string::npos);
     scratch += first_epoch_train_loss(dir.path() / ("scratch" + seed) / "results.csv") / 2;
     tuned += first_epoch_train_loss(dir.path() / ("tuned" + seed) / "results.csv") / 2;
   }
@@ -108,4 +113,63 @@ TEST_CASE("cli: fine-tuning weights on a dataset with more classes transfers and
       trainer_binary() + " fit resume=" + (dir.path() / "frozen" / "weights" / "last.pt").string(),
       &out);
   CHECK(out.find("resuming from the checkpoint beside it") != std::string::npos);
+}
+
+TEST_CASE(
+    "cli: weights with a wider class branch rebuild it, and resume, val and predict build it") {
+  trainer::test::TempDir dir;
+  std::string out;
+  const auto data = dir.path() / "shapes";
+  REQUIRE(run_command(trainer_binary() + " -q synth " + data.string() +
+                          " --train 8 --val 4 --size 64 --max-objects 2",
+                      &out) == 0);
+  // The same images under 20 class names: the tiny model's class branch is max(16, 20) wide.
+  std::string yaml = trainer::test::read_text(data / "synthetic.yaml");
+  int nc = 0;
+  for (size_t at = yaml.find("\n  ", yaml.find("names:\n")); at != std::string::npos;
+       at = yaml.find("\n  ", at + 1)) {
+    ++nc;
+  }
+  REQUIRE(nc < 16);
+  for (int i = nc; i < 20; ++i)
+    yaml += "  " + std::to_string(i) + ": extra_" + std::to_string(i) + "\n";
+  const auto wide = data / "wide.yaml";
+  trainer::test::write_text(wide, yaml);
+  const std::string common =
+      " model=yolo26t imgsz=64 batch=4 nbs=4 workers=1 precision=fp32 device=cpu plots=false "
+      "val_batches=1 project=" +
+      dir.path().string();
+  REQUIRE(run_command(
+              trainer_binary() + " fit" + common + " data=" + wide.string() + " epochs=1 name=wide",
+              &out) == 0);
+  const auto source = dir.path() / "wide" / "weights" / "last.pt";
+
+  // Killed after its first epoch's checkpoint (test hook), then resumed.
+  const std::string tune = trainer_binary() + " fit" + common +
+                           " data=" + (data / "synthetic.yaml").string() +
+                           " epochs=2 name=tuned pretrained=" + source.string();
+  CHECK(run_command("env TRAINER_TEST_HOOKS=1 TRAINER_FAULT_EXIT_AFTER=last.ckpt:1 " + tune,
+                    &out) == 137);
+  CAPTURE(out);
+  CHECK(out.find("class branches rebuilt at the hidden width of " + source.string()) !=
+        std::string::npos);
+  CHECK(out.find("recorded as cls_width: 20") != std::string::npos);
+  CHECK(out.find("Remapped " + std::to_string(nc) + "/" + std::to_string(nc) + " cls head rows") !=
+        std::string::npos);
+  const auto run = dir.path() / "tuned";
+  CHECK(trainer::test::read_text(run / "args.yaml").find("cls_width: 20") != std::string::npos);
+  REQUIRE(run_command(trainer_binary() + " fit resume=" + (run / "weights" / "last.ckpt").string(),
+                      &out) == 0);
+  CHECK(out.find("Transferred") == std::string::npos);  // the checkpoint's weights, at width 20
+
+  const auto weights = run / "weights" / "best.pt";
+  REQUIRE(run_command(trainer_binary() + " val data=" + (data / "synthetic.yaml").string() +
+                          " model=yolo26t weights=" + weights.string() +
+                          " imgsz=64 device=cpu workers=1 plots=false project=" +
+                          dir.path().string() + " name=val",
+                      &out) == 0);
+  REQUIRE(run_command(trainer_binary() + " predict weights=" + weights.string() +
+                          " source=" + (data / "images" / "val").string() +
+                          " imgsz=64 device=cpu project=" + dir.path().string(),
+                      &out) == 0);
 }

@@ -645,6 +645,83 @@ def cmd_reference_checkpoints(out_dir, detect_data, pose_data, segment_json, seg
     write_json(out / "checkpoints.json", listing)
 
 
+def cmd_transfer(out_dir, combos_file):
+    """8.4.190's fine-tuning transfer, as its trainer does it: the target model built for the new
+    classes, the dataset's names set before loading when cls_remap (set_model_names_for_load),
+    then DetectionModel.load(load_checkpoint(source)). COMBOS_FILE: [{"id", "source", "target"
+    (a model yaml, or null for the source's own), "task", "nc", "names", "cls_remap",
+    "kpt_shape"}]. Each target is built twice (seeds 0 and 1): elements that differ are the
+    random initialisation. Writes OUT_DIR/transfer.json: per id the logged counts, every key's
+    shape (state_dict() order), the keys equal to the source's own, the keys wholly random, and
+    OUT_DIR/transfer-ID.pt: every other tensor with NaN at its random elements."""
+    import logging
+    import re
+    from copy import deepcopy
+
+    from ultralytics.nn.tasks import OBBModel, PoseModel, SegmentationModel, load_checkpoint
+    from ultralytics.utils import LOGGER
+
+    class Capture(logging.Handler):
+        def __init__(self):
+            super().__init__()
+            self.lines = []
+
+        def emit(self, record):
+            self.lines.append(record.getMessage())
+
+    out = Path(out_dir)
+    results = {}
+    for c in json.loads(Path(combos_file).read_text()):
+        source, _ = load_checkpoint(c["source"])
+        csd = source.state_dict()
+        states, lines = [], []
+        for seed in (0, 1):
+            torch.manual_seed(seed)
+            cfg = c["target"] or deepcopy(source.yaml)
+            task = c["task"]
+            if task == "pose":
+                model = PoseModel(cfg, nc=c["nc"], data_kpt_shape=tuple(c["kpt_shape"]), verbose=False)
+            else:
+                model = {"detect": DetectionModel, "segment": SegmentationModel, "obb": OBBModel}[task](
+                    cfg, nc=c["nc"], verbose=False)
+            if c["cls_remap"]:
+                model.names = dict(enumerate(c["names"]))
+            capture = Capture()
+            level = LOGGER.level
+            LOGGER.addHandler(capture)
+            LOGGER.setLevel(logging.INFO)  # the oracle's runs may be quiet (YOLO_VERBOSE=False)
+            try:
+                model.load(source)
+            finally:
+                LOGGER.removeHandler(capture)
+                LOGGER.setLevel(level)
+            lines = capture.lines
+            states.append({k: v.detach().clone() for k, v in model.state_dict().items()})
+        text = "\n".join(lines)
+        transferred = re.search(r"Transferred (\d+)/(\d+) items", text)
+        remapped = re.search(r"Remapped (\d+)/(\d+) cls head rows", text)
+        entry = {"transferred": int(transferred[1]), "total": int(transferred[2]),
+                 "matched": int(remapped[1]) if remapped else 0, "keys": [], "shapes": [],
+                 "from_source": [], "random": []}
+        saved = {}
+        for k, a in states[0].items():
+            b = states[1][k]
+            entry["keys"].append(k)
+            entry["shapes"].append(list(a.shape))
+            src = csd.get(k)
+            if src is not None and src.shape == a.shape and torch.equal(a, src.to(a.dtype)):
+                entry["from_source"].append(k)
+            elif not a.is_floating_point():
+                saved[k] = a.contiguous()
+            elif bool((a != b).all()) and a.numel() > 0:
+                entry["random"].append(k)
+            else:
+                saved[k] = torch.where(a == b, a, torch.full_like(a, float("nan"))).float().contiguous()
+        torch.save(saved, out / f"transfer-{c['id']}.pt")
+        results[c["id"]] = entry
+    write_json(out / "transfer.json", results)
+
+
 def cmd_val_checkpoint(out_dir, ckpt, data_yaml, imgsz, batch, *overrides):
     """The reference's standalone validation of its own checkpoint file (KEY=VALUE overrides, e.g.
     conf). Writes OUT_DIR/val/predictions.json and OUT_DIR/val.json (box metrics)."""
@@ -667,7 +744,7 @@ def main():
      "loss": cmd_loss, "optim": cmd_optim, "metric": cmd_metric, "checkpoint": cmd_checkpoint,
      "realnvp": cmd_realnvp, "pose_loss": cmd_pose_loss, "pose_head": cmd_pose_head,
      "seg_head": cmd_seg_head, "seg_loss": cmd_seg_loss, "reference_checkpoints": cmd_reference_checkpoints,
-     "val_checkpoint": cmd_val_checkpoint, "default_cfg": cmd_default_cfg, "train_args": cmd_train_args}[command](*args)
+     "val_checkpoint": cmd_val_checkpoint, "transfer": cmd_transfer, "default_cfg": cmd_default_cfg, "train_args": cmd_train_args}[command](*args)
 
 
 if __name__ == "__main__":

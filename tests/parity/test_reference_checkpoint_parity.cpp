@@ -5,7 +5,10 @@
 // reference_checkpoints). Each file's weights must equal the state_dict() the reference loads
 // from it bit for bit after fp16 -> fp32, its architecture and class names must be the ones it
 // records, and `trainer val` on the trained detect and pose files must give the reference's own
-// val predictions on them.
+// val predictions on them. Fine-tuning from them (engine::fine_tune_model) must transfer what the
+// reference's own DetectionModel.load transfers (oracle transfer): its count, the rebuilt class
+// branches' shapes, the rows remapped by class name, every tensor it takes from the source, and
+// every element of its initialisation that does not depend on the seed.
 #include <doctest/doctest.h>
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
@@ -15,8 +18,11 @@
 #include <memory>
 #include <regex>
 
+#include "core/task.h"
 #include "demo/synthetic_obb_dataset.h"
+#include "engine/fine_tune.h"
 #include "engine/model_from_weights.h"
+#include "engine/task.h"
 #include "integration/coco8_seg_subset.h"
 #include "model/reference_architecture.h"
 #include "model/weights_io.h"
@@ -70,6 +76,136 @@ const ReferenceFiles& reference_files(const std::string& python, const fs::path&
   return *files;
 }
 
+// One fine-tuning case for the oracle's transfer command and for ours.
+struct TransferCase {
+  std::string id, source, target;  // target: a built-in name, "" for the source's own model
+  core::Task task = core::Task::kDetect;
+  std::vector<std::string> names;
+  bool cls_remap = true;
+};
+
+std::vector<std::string> renamed(const std::vector<std::string>& names) {
+  std::vector<std::string> out = {"renamed-class"};
+  out.insert(out.end(), names.rbegin(), names.rend());
+  return out;
+}
+
+// Fine-tunes from the oracle's checkpoints onto 3 classes (two of them COCO's, in other
+// spellings), onto "renamed-class" plus the source's classes reversed, without cls_remap, onto
+// another scale and from the other family, and compares with the reference's own load.
+void check_transfers(const ReferenceFiles& files, const std::string& python) {
+  std::map<std::string, std::vector<std::string>> names;  // file name -> class names
+  for (const auto& entry : files.listing) {
+    names[fs::path(entry["file"].get<std::string>()).filename().string()] =
+        entry["names"].get<std::vector<std::string>>();
+  }
+  const std::vector<std::string> three = {"dog", " PERSON ", "Unicorn"};
+  const std::vector<TransferCase> cases = {
+      {"u26", "untrained-yolo26n.pt", "", core::Task::kDetect, three},
+      {"u26_to_s", "untrained-yolo26n.pt", "yolo26s", core::Task::kDetect, three},
+      {"u11_to_26", "untrained-yolo11n.pt", "yolo26n", core::Task::kDetect, three},
+      {"detect", "trained-detect.pt", "", core::Task::kDetect, {"renamed-class", "ITEM "}},
+      {"pose", "trained-pose.pt", "", core::Task::kPose, three},
+      {"segment", "trained-segment.pt", "", core::Task::kSegment, three},
+      {"segment_renamed", "trained-segment.pt", "", core::Task::kSegment,
+       renamed(names.at("trained-segment.pt"))},
+      {"segment_no_remap", "trained-segment.pt", "", core::Task::kSegment, three, false},
+      {"obb_renamed", "trained-obb.pt", "", core::Task::kObb, renamed(names.at("trained-obb.pt"))},
+  };
+  json combos = json::array();
+  for (const auto& c : cases) {
+    combos.push_back({{"id", c.id},
+                      {"source", (files.dir.path() / c.source).string()},
+                      {"target", c.target.empty() ? json(nullptr) : json(c.target + ".yaml")},
+                      {"task", core::task_name(c.task)},
+                      {"nc", c.names.size()},
+                      {"names", c.names},
+                      {"cls_remap", c.cls_remap},
+                      {"kpt_shape", c.task == core::Task::kPose ? json({17, 3}) : json(nullptr)}});
+  }
+  const fs::path out = files.dir.path() / "transfer";
+  fs::create_directories(out);
+  test::write_text(out / "combos.json", combos.dump());
+  test::run_oracle(python,
+                   "transfer '" + out.string() + "' '" + (out / "combos.json").string() + "'");
+  std::ifstream in(out / "transfer.json");
+  REQUIRE(in.good());
+  const json theirs_all = json::parse(in);
+
+  for (const auto& c : cases) {
+    CAPTURE(c.id);
+    const json& theirs = theirs_all.at(c.id);
+    const fs::path file = files.dir.path() / c.source;
+    const engine::PretrainedWeights pretrained = engine::read_pretrained(file);
+    CHECK(pretrained.names == names.at(c.source));
+    model::ModelName name =
+        c.target.empty()
+            ? model::reference_model_name(*model::read_weights(file).reference, file.string())
+            : model::parse_model_name(c.target);
+    name.task = c.task;
+    data::DatasetSpec dataset;
+    dataset.names = c.names;
+    if (c.task == core::Task::kPose) dataset.kpt_shape = std::array<int, 2>{17, 3};
+    const auto task = engine::make_task_definition(c.task);
+    const engine::FineTuned tuned =
+        engine::fine_tune_model(*task, name, dataset, pretrained, c.cls_remap);
+    MESSAGE(c.id << ": trainer " << tuned.report.transferred << "/" << tuned.report.total
+                 << " (cls_width '" << tuned.cls_width << "', " << tuned.report.matched_classes
+                 << " classes remapped), reference " << theirs["transferred"].get<int>() << "/"
+                 << theirs["total"].get<int>());
+    CHECK(tuned.report.transferred == theirs["transferred"].get<int64_t>());
+    CHECK(tuned.report.total == theirs["total"].get<int64_t>());
+    CHECK(tuned.report.matched_classes == theirs["matched"].get<int64_t>());
+
+    // The same keys in the same order, with the same shapes: the rebuilt branches included.
+    const model::NamedTensorList ours = model::state_dict(*tuned.model);
+    const auto keys = theirs["keys"].get<std::vector<std::string>>();
+    const auto shapes = theirs["shapes"].get<std::vector<std::vector<int64_t>>>();
+    REQUIRE(ours.size() == keys.size());
+    std::map<std::string, at::Tensor> mine;
+    size_t same_shape = 0;
+    for (size_t i = 0; i < ours.size(); ++i) {
+      CHECK(ours[i].first == keys[i]);
+      if (ours[i].second.sizes().vec() == shapes[i]) ++same_shape;
+      mine[ours[i].first] = ours[i].second;
+    }
+    CHECK(same_shape == keys.size());
+    // What it takes from the source, ours takes too.
+    const std::map<std::string, at::Tensor> source(pretrained.weights.begin(),
+                                                   pretrained.weights.end());
+    size_t from_source = 0;
+    for (const auto& key : theirs["from_source"].get<std::vector<std::string>>()) {
+      if (torch::equal(mine.at(key), source.at(key).to(mine.at(key).scalar_type()))) {
+        ++from_source;
+      } else {
+        MESSAGE(c.id << ": " << key << " differs from the source's");
+      }
+    }
+    CHECK(from_source == theirs["from_source"].size());
+    // The rest, where it does not depend on the seed: remapped rows, bias init, BN buffers.
+    size_t equal = 0;
+    const model::NamedTensorList expected =
+        model::read_weights_file(out / ("transfer-" + c.id + ".pt"));
+    for (const auto& [key, value] : expected) {
+      const at::Tensor& m = mine.at(key);
+      bool same = false;
+      if (!value.is_floating_point()) {
+        same = torch::equal(m, value.to(m.scalar_type()));
+      } else {
+        const at::Tensor fixed = ~torch::isnan(value);
+        same = torch::equal(m.to(torch::kFloat).masked_select(fixed), value.masked_select(fixed));
+      }
+      if (same) {
+        ++equal;
+      } else {
+        MESSAGE(c.id << ": " << key
+                     << " differs where the reference's does not depend on the seed");
+      }
+    }
+    CHECK(equal == expected.size());
+  }
+}
+
 #define TRAINER_REFERENCE_FILES(var)                     \
   TRAINER_REQUIRE_ORACLE(python);                        \
   TRAINER_REQUIRE_SHARED_DATA(coco8, "coco8");           \
@@ -81,8 +217,9 @@ const ReferenceFiles& reference_files(const std::string& python, const fs::path&
 
 // One case, so that the oracle's checkpoints are made once (ctest runs each case in a process).
 TEST_CASE(
-    "parity: reference checkpoints of every task and family read natively, bit for bit, and "
-    "trainer val on them gives the reference's val predictions") {
+    "parity: reference checkpoints of every task and family read natively, bit for bit, trainer "
+    "val on them gives the reference's val predictions, and fine-tuning from them transfers what "
+    "the reference's load transfers") {
   TRAINER_REFERENCE_FILES(files);
   REQUIRE(files.listing.size() == 13);  // 4 trained, 1 mid-training, 8 untrained
   for (const auto& entry : files.listing) {
@@ -151,4 +288,6 @@ TEST_CASE(
     CHECK(test::matched(theirs, mine) >= theirs.size() * 99 / 100);
     CHECK(test::matched(mine, theirs) >= mine.size() * 99 / 100);
   }
+
+  check_transfers(files, *python);
 }
