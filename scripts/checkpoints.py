@@ -8,6 +8,9 @@
   checkpoints.py epochs-done RUN          prints how many epochs RUN's weights/last.ckpt holds
   checkpoints.py rows RUN_A RUN_B         prints true when both results.csv hold the same rows
                                           (every column but the wall time)
+  checkpoints.py same-files RUN_A RUN_B   prints true when both weights/ folders hold the same
+                                          .ckpt and .pt files with the same tensors, counters, RNG
+                                          and config, bit for bit (the write date aside)
   checkpoints.py exports RUN_A RUN_B      prints true when RUN_B's weights/last.pt and best.pt hold
                                           the EMA weights of its last.ckpt and best.ckpt, and equal
                                           RUN_A's .pt files bit for bit
@@ -53,6 +56,26 @@ def equal(run_a, run_b):
     return not differing
 
 
+def same_files(run_a, run_b):
+    names = lambda d: sorted(p.rsplit("/", 1)[1] for p in glob.glob(d + "/weights/*.ckpt") + glob.glob(d + "/weights/*.pt"))
+    problems = []
+    if names(run_a) != names(run_b):
+        problems.append(f"weights files differ: {names(run_a)} against {names(run_b)}")
+    for name in names(run_a):
+        if name not in names(run_b):
+            continue
+        a, b = (torch.load(f"{d}/weights/{name}", map_location="cpu", weights_only=False) for d in (run_a, run_b))
+        if isinstance(a, dict) and isinstance(b, dict):
+            a.pop("date", None)
+            b.pop("date", None)
+        if not same(a, b):
+            keys = [k for k in a if k not in b or not same(a[k], b[k])] if isinstance(a, dict) else []
+            problems.append(f"{name} differs" + (f" in {', '.join(keys)}" if keys else ""))
+    for p in problems:
+        print(p, file=sys.stderr)
+    return not problems
+
+
 def rows(run_a, run_b):
     def read(d):
         with open(d + "/results.csv") as f:
@@ -87,9 +110,9 @@ if __name__ == "__main__":
     elif command == "epochs-done":
         ckpt = torch.load(args[0] + "/weights/last.ckpt", map_location="cpu", weights_only=False)
         print(int(ckpt["epoch"]) + 1)
-    elif command in ("equal", "rows", "exports"):
-        check = {"equal": equal, "rows": rows, "exports": exports}[command]
+    elif command in ("equal", "rows", "exports", "same-files"):
+        check = {"equal": equal, "rows": rows, "exports": exports, "same-files": same_files}[command]
         print("true" if check(*args) else "false")
     else:
         sys.exit(f"checkpoints.py: unknown command {command!r} "
-                 "(unloadable, equal, epochs-done, rows, exports)")
+                 "(unloadable, equal, epochs-done, rows, exports, same-files)")
