@@ -40,6 +40,19 @@ double first_epoch_train_loss(const std::filesystem::path& csv_file) {
   return sum;
 }
 
+// The classes a synth dataset yaml names (its `names:` block closes the file, one "  i: name" line
+// each).
+int class_count(const std::string& yaml) {
+  const auto names_at = yaml.find("names:\n");
+  REQUIRE(names_at != std::string::npos);
+  int nc = 0;
+  for (size_t at = yaml.find("\n  ", names_at); at != std::string::npos;
+       at = yaml.find("\n  ", at + 1)) {
+    ++nc;
+  }
+  return nc;
+}
+
 }  // namespace
 
 TEST_CASE("cli: fine-tuning weights on a dataset with more classes transfers and learns faster") {
@@ -51,13 +64,7 @@ TEST_CASE("cli: fine-tuning weights on a dataset with more classes transfers and
                       &out) == 0);
   // The same images under more class names: another nc.
   std::string yaml = trainer::test::read_text(data / "synthetic.yaml");
-  const auto names_at = yaml.find("names:\n");
-  REQUIRE(names_at != std::string::npos);
-  int nc = 0;
-  for (size_t at = yaml.find("\n  ", names_at); at != std::string::npos;
-       at = yaml.find("\n  ", at + 1)) {
-    ++nc;
-  }
+  const int nc = class_count(yaml);
   yaml += "  " + std::to_string(nc) + ": extra_a\n  " + std::to_string(nc + 1) + ": extra_b\n";
   const auto more = data / "more.yaml";
   trainer::test::write_text(more, yaml);
@@ -125,11 +132,7 @@ TEST_CASE(
                       &out) == 0);
   // The same images under 20 class names: the tiny model's class branch is max(16, 20) wide.
   std::string yaml = trainer::test::read_text(data / "synthetic.yaml");
-  int nc = 0;
-  for (size_t at = yaml.find("\n  ", yaml.find("names:\n")); at != std::string::npos;
-       at = yaml.find("\n  ", at + 1)) {
-    ++nc;
-  }
+  const int nc = class_count(yaml);
   REQUIRE(nc < 16);
   for (int i = nc; i < 20; ++i)
     yaml += "  " + std::to_string(i) + ": extra_" + std::to_string(i) + "\n";
