@@ -16,9 +16,9 @@
 #include "core/atomic_file.h"
 #include "core/config_loader.h"
 #include "core/config_writer.h"
-#include "engine/device.h"
+#include "engine/device/device.h"
+#include "engine/device/rank_setup.h"
 #include "engine/interval.h"
-#include "engine/rank_setup.h"
 
 namespace trainer::app {
 namespace {

@@ -1,7 +1,7 @@
 // `trainer bench precision CONFIG [key=value ...]`: BF16 autocast against fp32 on the config's
-// first training batch with identical weights (engine/precision_compare.h): per-layer activation
-// and gradient errors, head outputs, loss terms, the ops that ran in BF16, and whether the loss,
-// gradients and BN statistics stayed fp32. JSON on stdout, a summary on stderr.
+// first training batch with identical weights (engine/precision/precision_compare.h): per-layer
+// activation and gradient errors, head outputs, loss terms, the ops that ran in BF16, and whether
+// the loss, gradients and BN statistics stayed fp32. JSON on stdout, a summary on stderr.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
@@ -16,8 +16,8 @@
 #include "core/config_loader.h"
 #include "core/config_writer.h"
 #include "data/loader.h"
-#include "engine/memory_format.h"
-#include "engine/precision_compare.h"
+#include "engine/device/memory_format.h"
+#include "engine/precision/precision_compare.h"
 #include "engine/training_context.h"
 
 namespace trainer::app {

@@ -11,7 +11,7 @@
 #include "core/config_schema.h"
 #include "core/config_writer.h"
 #include "data/dataset_yaml.h"
-#include "engine/model_source.h"
+#include "engine/checkpoint/model_source.h"
 #include "model/model_name.h"
 
 namespace trainer::app {

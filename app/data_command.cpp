@@ -17,7 +17,7 @@
 #include "data/decode_budget.h"
 #include "data/loader.h"
 #include "data/loader_options.h"
-#include "engine/task.h"
+#include "engine/task/task_definition.h"
 
 namespace trainer::app {
 namespace {

@@ -17,8 +17,8 @@
 #include "core/device_spelling.h"
 #include "core/error.h"
 #include "core/fault_hooks.h"
-#include "dist/local_launcher.h"
-#include "engine/rank_setup.h"
+#include "distributed/local_launcher.h"
+#include "engine/device/rank_setup.h"
 #include "engine/trainer.h"
 
 namespace trainer::app {
@@ -82,8 +82,8 @@ Command register_fit_command(CLI::App& app, const GlobalOptions& /*global*/) {
             require_dataset(config, file);
             const auto devices = core::split_device_list(config.run.device);
             if (devices.size() > 1 && !engine::read_launch_env().distributed()) {
-              return dist::launch_local_ranks(dist::own_command_line(),
-                                              static_cast<int>(devices.size()));
+              return distributed::launch_local_ranks(distributed::own_command_line(),
+                                                     static_cast<int>(devices.size()));
             }
             const engine::RankSetup ranks = engine::join_ranks(config);
             engine::FitOptions fit_options;

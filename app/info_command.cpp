@@ -13,8 +13,8 @@
 
 #include "app/commands.h"
 #include "core/error.h"
-#include "engine/model_from_weights.h"
-#include "engine/model_source.h"
+#include "engine/checkpoint/model_from_weights.h"
+#include "engine/checkpoint/model_source.h"
 #include "model/detection_model.h"
 #include "model/model_summary.h"
 #include "model/weights_io.h"

@@ -21,7 +21,7 @@ namespace trainer::core {
 enum class OptimizerImpl { kScalar, kBatched, kPadded };
 enum class EmaImpl { kScalar, kForeach };
 // kAuto: bf16 where the device runs it natively and the start-up check agrees, else fp32
-// (engine/precision_choice.h).
+// (engine/precision/precision_choice.h).
 enum class Precision { kAuto, kBF16, kFP32 };
 enum class NsDtype { kBF16, kFP32 };
 // kRam: what fits in `cache_gb` (decoded resized images, else the encoded files;
@@ -36,7 +36,7 @@ enum class CopyPasteMode { kFlip, kMixup };
 
 struct ModelConfig {
   // A built-in name (yolo26n..x, yolo11n..x), a model yaml path, or a weights file (.pt / .ckpt)
-  // whose architecture the file's run records (see engine/model_source.h).
+  // whose architecture the file's run records (see engine/checkpoint/model_source.h).
   std::string model = "yolo26n";
   // "true": the weights of `model` when it is a weights file (built-in names have no downloadable
   // weights here); "false": none; otherwise a .pt/.ckpt path whose weights are transferred.

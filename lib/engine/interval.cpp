@@ -6,7 +6,7 @@
 #include <map>
 
 #include "data/loader_options.h"
-#include "engine/device.h"
+#include "engine/device/device.h"
 #include "engine/train_step.h"
 #include "engine/training_context.h"
 

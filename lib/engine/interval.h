@@ -11,7 +11,7 @@
 
 #include "core/config.h"
 
-namespace trainer::dist {
+namespace trainer::distributed {
 class Group;
 }
 
@@ -22,7 +22,7 @@ struct IntervalOptions {
   int measure = 44;        // measured intervals
   bool breakdown = false;  // synchronise at stage edges and time each stage (a separate run)
   // Data-parallel (under torchrun): this rank's group; every rank measures its own intervals.
-  std::shared_ptr<dist::Group> group;
+  std::shared_ptr<distributed::Group> group;
   int local_rank = 0;
 };
 
@@ -36,7 +36,7 @@ struct IntervalResult {
   StageTimes stages;                 // filled when breakdown
   std::string device;                // "cpu", "cuda:0"
   std::string precision;             // "bf16" / "fp32": `precision` resolved (auto included)
-  std::string precision_reason;      // why (engine/precision_choice.h)
+  std::string precision_reason;      // why (engine/precision/precision_choice.h)
   int64_t batches_per_epoch = 0;
 };
 

@@ -7,7 +7,7 @@
 #include "core/task.h"
 #include "data/decode_budget.h"
 #include "data/label_selection.h"
-#include "engine/task.h"
+#include "engine/task/task_definition.h"
 
 namespace trainer::engine {
 

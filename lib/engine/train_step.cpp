@@ -8,8 +8,8 @@
 #include <limits>
 
 #include "core/autocast_guard.h"
-#include "engine/device.h"
-#include "engine/memory_format.h"
+#include "engine/device/device.h"
+#include "engine/device/memory_format.h"
 #include "engine/multi_scale.h"
 #include "engine/training_context.h"
 #include "optim/clip.h"

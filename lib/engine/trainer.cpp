@@ -5,15 +5,15 @@
 //   the checkpoint's pending ones, the accumulation counter restored) and the same epoch runs
 //   again, as the reference does; after 3 failures in a row, or in the first epoch
 //   (nothing to go back to), the run stops with an error that says what to try. The checkpoint
-//   must be the one this run last wrote (engine/run_state.h, roll_back_epoch).
+//   must be the one this run last wrote (engine/checkpoint/run_state.h, roll_back_epoch).
 // - Checkpoints: weights/best.ckpt on improvement, epochN.ckpt every save_period epochs, then
 //   weights/last.ckpt every epoch (with any gradients pending under accumulation), written last:
 //   it commits the epoch (save_checkpoints); the EMA weights are also exported as weights/last.pt
 //   and best.pt (lib/model/weights_io.h). Resuming from a checkpoint older than the run's
-//   last.ckpt continues in a new folder <run>-from-epochN (engine/resume.h). Rank 0 holds the run
-//   folder's lock (core/run_lock.h) for the whole run.
+//   last.ckpt continues in a new folder <run>-from-epochN (engine/checkpoint/resume.h). Rank 0
+//   holds the run folder's lock (core/run_lock.h) for the whole run.
 // - What depends on the task (loss items, metrics, fitness, previews) is asked of the run's
-//   TaskDefinition (engine/task.h).
+//   TaskDefinition (engine/task/task_definition.h).
 // - Data-parallel (several ranks): every rank trains its shard with gradients averaged in backward
 //   (TrainingContext::reducer); rank 0 alone validates (the others wait; the reference shards
 //   validation over the ranks), logs, and writes results and checkpoints: no other rank writes
@@ -35,15 +35,15 @@
 #include "core/logging.h"
 #include "core/run_lock.h"
 #include "data/loader_options.h"
-#include "engine/device.h"
-#include "engine/epoch_record.h"
-#include "engine/memory_format.h"
-#include "engine/model_source.h"
-#include "engine/progress.h"
-#include "engine/results_log.h"
-#include "engine/results_plot.h"
-#include "engine/run_state.h"
-#include "engine/tensorboard_log.h"
+#include "engine/checkpoint/model_source.h"
+#include "engine/checkpoint/run_state.h"
+#include "engine/device/device.h"
+#include "engine/device/memory_format.h"
+#include "engine/log/epoch_record.h"
+#include "engine/log/progress.h"
+#include "engine/log/results_log.h"
+#include "engine/log/results_plot.h"
+#include "engine/log/tensorboard_log.h"
 #include "engine/time_budget.h"
 #include "engine/train_step.h"
 #include "engine/training_context.h"
@@ -112,7 +112,7 @@ void keep_earlier_results(const std::filesystem::path& run_dir) {
 
 FitResult fit(const core::TrainConfig& user_config, const FitOptions& options) {
   const auto run_start = std::chrono::steady_clock::now();
-  const std::shared_ptr<dist::Group>& group = options.group;
+  const std::shared_ptr<distributed::Group>& group = options.group;
   const int rank = group ? group->rank() : options.rank;
   const bool main_rank = rank == 0;
   make_task_definition(user_config);  // an unimplemented task fails before the run folder exists

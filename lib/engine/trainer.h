@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "core/config.h"
-#include "dist/group.h"
-#include "engine/resume.h"  // load_fit_config, resume_config: the configs fit() takes
+#include "distributed/group.h"
+#include "engine/checkpoint/resume.h"  // load_fit_config, resume_config: the configs fit() takes
 #include "engine/validator.h"
 
 namespace trainer::engine {
@@ -25,7 +25,7 @@ struct FitOptions {
   int world_size = 1;
   // Data-parallel (torchrun or device=0,1,...): the ranks' group; rank and world size come from
   // it. local_rank / local_world_size pick this rank's device from a device list.
-  std::shared_ptr<dist::Group> group;
+  std::shared_ptr<distributed::Group> group;
   int local_rank = 0;
   int local_world_size = 1;
   // Fault injection for tests: called before each batch with (epoch, batch index); returning true
@@ -45,9 +45,10 @@ struct FitResult {
   double seconds = 0.0;
 };
 
-// Trains `config` (a resume when config.run.resume names a checkpoint: engine/resume.h prepares
-// such a config from what the user typed). Data-parallel ranks all call fit() with the same config
-// and their group: rank 0 logs, validates and writes the run folder; decisions to stop are agreed.
+// Trains `config` (a resume when config.run.resume names a checkpoint: engine/checkpoint/resume.h
+// prepares such a config from what the user typed). Data-parallel ranks all call fit() with the
+// same config and their group: rank 0 logs, validates and writes the run folder; decisions to stop
+// are agreed.
 FitResult fit(const core::TrainConfig& config, const FitOptions& options = {});
 
 }  // namespace trainer::engine

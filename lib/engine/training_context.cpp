@@ -9,12 +9,12 @@
 
 #include "core/error.h"
 #include "data/loader_options.h"
-#include "dist/sync_batch_norm.h"
-#include "engine/device.h"
-#include "engine/fine_tune.h"
+#include "distributed/sync_batch_norm.h"
+#include "engine/checkpoint/fine_tune.h"
+#include "engine/checkpoint/model_source.h"
+#include "engine/device/device.h"
+#include "engine/device/memory_format.h"
 #include "engine/freeze.h"
-#include "engine/memory_format.h"
-#include "engine/model_source.h"
 #include "engine/run_dataset.h"
 #include "model/model_name.h"
 #include "model/weights_io.h"
@@ -105,8 +105,9 @@ data::DatasetSpec check_run_config(const core::TrainConfig& config, int world_si
 
 namespace {
 
-// Fine-tuning as 8.4.190's trainer (engine/fine_tune.h), logged as the reference logs it; a
-// rebuilt class width goes into ctx.config (cls_width), so checkpoints and args.yaml record it.
+// Fine-tuning as 8.4.190's trainer (engine/checkpoint/fine_tune.h), logged as the reference logs
+// it; a rebuilt class width goes into ctx.config (cls_width), so checkpoints and args.yaml record
+// it.
 void transfer_pretrained(TrainingContext& ctx, const ModelSource& source) {
   const PretrainedWeights pretrained = read_pretrained(source.weights);
   FineTuned tuned =
@@ -207,10 +208,10 @@ TrainingContext build_training_context(const core::TrainConfig& config,
                                    config.data.batch / world_size, ctx.group.get());
   spdlog::info("{}", ctx.precision.reason);
   if (config.run.sync_bn && ctx.group && world_size > 1) {
-    std::shared_ptr<dist::Group> group = ctx.group;
+    std::shared_ptr<distributed::Group> group = ctx.group;
     const int64_t layers = model::set_batch_norm_override(
         *ctx.model, [group](torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x) {
-          return dist::sync_batch_norm(x, bn, *group);
+          return distributed::sync_batch_norm(x, bn, *group);
         });
     spdlog::info("sync_bn: {} BatchNorm layers take their batch statistics over all {} ranks",
                  layers, world_size);
@@ -231,9 +232,9 @@ TrainingContext build_training_context(const core::TrainConfig& config,
   }
   if (ctx.group && world_size > 1) {
     ctx.reducer =
-        std::make_unique<dist::GradientReducer>(*ctx.group, ctx.trainable, trainable_names);
+        std::make_unique<distributed::GradientReducer>(*ctx.group, ctx.trainable, trainable_names);
     spdlog::info("data-parallel: {} ranks ({}), batch {} per rank, {} gradient buckets", world_size,
-                 dist::backend_name(ctx.group->backend()), config.data.batch / world_size,
+                 distributed::backend_name(ctx.group->backend()), config.data.batch / world_size,
                  ctx.reducer->buckets());
   }
 

@@ -13,10 +13,10 @@
 #include "data/dataset.h"
 #include "data/dataset_yaml.h"
 #include "data/loader.h"
-#include "dist/gradient_reducer.h"
-#include "dist/group.h"
-#include "engine/precision_choice.h"
-#include "engine/task.h"
+#include "distributed/gradient_reducer.h"
+#include "distributed/group.h"
+#include "engine/precision/precision_choice.h"
+#include "engine/task/task_definition.h"
 #include "loss/detection_loss.h"
 #include "model/detection_model.h"
 #include "optim/ema.h"
@@ -46,8 +46,8 @@ struct TrainingContext {
   std::vector<int64_t> frozen_layers;  // `freeze`: layer indices
   std::vector<std::string> frozen;     // their parameters' names (not in the optimizer)
   // Data-parallel runs: the ranks' group and the reducer that averages gradients in backward.
-  std::shared_ptr<dist::Group> group;
-  std::unique_ptr<dist::GradientReducer> reducer;
+  std::shared_ptr<distributed::Group> group;
+  std::unique_ptr<distributed::GradientReducer> reducer;
 
   // `precision` resolved for this device and model (config.run.precision keeps what was asked,
   // `auto` included, so a checkpoint resumes under the same request).
@@ -67,8 +67,8 @@ struct ContextOptions {
   int local_rank = 0;
   // Data-parallel: the group (rank and world_size then come from it). Local rank 0 of each
   // machine builds the label caches first, the others read them after a barrier; rank 0's initial
-  // weights are broadcast; gradients are averaged by a dist::GradientReducer.
-  std::shared_ptr<dist::Group> group;
+  // weights are broadcast; gradients are averaged by a distributed::GradientReducer.
+  std::shared_ptr<distributed::Group> group;
 };
 
 // The checks of a run's config that load no data: device, model name, dropout, batch over the

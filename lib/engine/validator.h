@@ -68,7 +68,7 @@ struct ValidationOptions {
   bool coco = true;         // also run the COCO protocol
   // Return every detection (for predictions.json). Segmentation: masks are then made at the input
   // resolution for the (M) metric too, as the reference's save_json validation does
-  // (engine/mask_validation.h), and encoded as RLE at the original size.
+  // (engine/task/segment_mask_validation.h), and encoded as RLE at the original size.
   bool keep_detections = false;
   model::PredictOptions predict;  // conf 0.001, iou 0.7, max_det 300 (the reference's val values)
 

@@ -75,7 +75,8 @@ class DetectionModelImpl : public torch::nn::Module {
   // Called with (layer index, output) after every layer before the head, in forward order; what
   // it returns continues in the output's place (return the argument to only observe; return
   // another tensor to feed later layers a reference value, as a layer-by-layer comparison does:
-  // engine/precision_choice.h, engine/precision_compare.h). An empty function (default) = none.
+  // engine/precision/precision_choice.h, engine/precision/precision_compare.h). An empty function
+  // (default) = none.
   using LayerObserver = std::function<torch::Tensor(size_t, const torch::Tensor&)>;
   void set_layer_observer(LayerObserver observer) { observer_ = std::move(observer); }
 

@@ -12,8 +12,8 @@
 #include "core/autocast_guard.h"
 #include "data/augment/letterbox.h"
 #include "data/loader.h"
-#include "engine/device.h"
-#include "engine/mask_validation.h"
+#include "engine/device/device.h"
+#include "engine/task/segment_mask_validation.h"
 #include "engine/validator.h"
 #include "geometry/rotated_box.h"
 

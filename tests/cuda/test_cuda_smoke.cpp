@@ -23,8 +23,8 @@
 
 #include "bench/peak_memory.h"
 #include "core/autocast_guard.h"
-#include "engine/checkpoint.h"
-#include "engine/device.h"
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/device/device.h"
 #include "engine/train_step.h"
 #include "engine/trainer.h"
 #include "engine/training_context.h"

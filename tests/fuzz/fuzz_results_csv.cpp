@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "engine/results_log.h"
+#include "engine/log/results_log.h"
 #include "fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -7,8 +7,8 @@
 
 #include "core/error.h"
 #include "core/run_lock.h"
-#include "engine/checkpoint.h"
-#include "engine/results_log.h"
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/log/results_log.h"
 #include "engine/trainer.h"
 #include "fit_fixture.h"
 #include "test_support.h"

@@ -15,7 +15,7 @@
 #include "data/dataset_yaml.h"
 #include "data/loader.h"
 #include "data/loader_options.h"
-#include "engine/pose_task.h"
+#include "engine/task/pose_task.h"
 #include "model/model_name.h"
 #include "test_support.h"
 

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 #include <torch/torch.h>
 
-#include "engine/checkpoint.h"
+#include "engine/checkpoint/checkpoint.h"
 #include "parity_oracle.h"
 #include "test_support.h"
 

@@ -20,9 +20,9 @@
 
 #include "core/task.h"
 #include "demo/synthetic_obb_dataset.h"
-#include "engine/fine_tune.h"
-#include "engine/model_from_weights.h"
-#include "engine/task.h"
+#include "engine/checkpoint/fine_tune.h"
+#include "engine/checkpoint/model_from_weights.h"
+#include "engine/task/task_definition.h"
 #include "integration/coco8_seg_subset.h"
 #include "model/reference_architecture.h"
 #include "model/weights_io.h"

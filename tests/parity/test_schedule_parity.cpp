@@ -9,7 +9,7 @@
 
 #include "core/config_loader.h"
 #include "data/loader_options.h"
-#include "engine/epoch_record.h"
+#include "engine/log/epoch_record.h"
 #include "engine/train_step.h"
 #include "engine/training_context.h"
 #include "parity_oracle.h"

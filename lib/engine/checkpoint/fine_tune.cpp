@@ -1,0 +1,28 @@
+// See fine_tune.h.
+#include "engine/checkpoint/fine_tune.h"
+
+namespace trainer::engine {
+
+FineTuned fine_tune_model(const TaskDefinition& task, const model::ModelName& name,
+                          const data::DatasetSpec& dataset, const PretrainedWeights& pretrained,
+                          bool cls_remap) {
+  FineTuned out;
+  out.model = task.build_model(name, dataset);
+  out.cls_width = model::class_widths_text(name.cls_width);
+  if (name.cls_width.is_default()) {  // a width the user or the run set stays
+    if (const auto widths =
+            model::rebuilt_class_widths(model::state_dict(*out.model), pretrained.weights)) {
+      model::ModelName rebuilt = name;
+      rebuilt.cls_width = *widths;
+      out.model = task.build_model(rebuilt, dataset);
+      out.cls_width = model::class_widths_text(*widths);
+      out.rebuilt = true;
+    }
+  }
+  out.report =
+      model::fine_tune_transfer(*out.model, cls_remap ? dataset.names : std::vector<std::string>{},
+                                pretrained.weights, pretrained.names);
+  return out;
+}
+
+}  // namespace trainer::engine

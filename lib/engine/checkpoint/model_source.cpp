@@ -1,0 +1,152 @@
+// See model_source.h.
+#include "engine/checkpoint/model_source.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "core/config_loader.h"
+#include "core/error.h"
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/run_dataset.h"
+#include "model/reference_architecture.h"
+
+namespace trainer::engine {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A weights file's recorded `model:` may itself be a weights file (a fine-tuned run): follow it.
+model::ModelName architecture_from_config(const core::TrainConfig& config, const fs::path& from,
+                                          int depth) {
+  if (!is_weights_file(config.model.model)) {
+    // `model: yolo26n` with `task: segment` trained the segment head: the recorded task wins.
+    model::ModelName name = model::parse_model_name(config.model.model);
+    if (config.run.task) name.task = *config.run.task;
+    return name;
+  }
+  if (depth > 8) throw core::ConfigError("model: " + from.string() + ": weights files form a loop");
+  const fs::path next = config.model.model;
+  if (next.extension() == ".ckpt") {
+    const Checkpoint ckpt = load_checkpoint(next);
+    const auto loaded = core::load_config_text(ckpt.config_yaml, next.string(), next.parent_path());
+    return architecture_from_config(loaded.config, next, depth + 1);
+  }
+  return architecture_of(next);
+}
+
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+bool is_weights_file(const std::string& model) {
+  const auto ext = fs::path(model).extension().string();
+  return ext == ".pt" || ext == ".ckpt";
+}
+
+model::ModelName architecture_of(const fs::path& weights) {
+  if (!fs::is_regular_file(weights)) {
+    throw core::ConfigError("weights file not found: " + weights.string());
+  }
+  if (weights.extension() == ".ckpt") {
+    const Checkpoint ckpt = load_checkpoint(weights);
+    const auto loaded =
+        core::load_config_text(ckpt.config_yaml, weights.string(), weights.parent_path());
+    return architecture_from_config(loaded.config, weights, 1);
+  }
+  // A reference checkpoint records the model it holds (its args.yaml beside it is the
+  // reference's, not ours).
+  // An unreadable file is left to the weights loader, which names the problem.
+  std::optional<model::ReferenceInfo> reference;
+  try {
+    reference = model::reference_info_of(weights);
+  } catch (const core::InputError&) {
+  }
+  if (reference) return model::reference_model_name(*reference, weights.string());
+  const fs::path run = fs::absolute(weights).parent_path().parent_path();
+  const fs::path args = run / "args.yaml";
+  if (!fs::is_regular_file(args)) {
+    throw core::ConfigError(fmt::format(
+        "model: {}: a .pt file holds weights only and no {} records its architecture; name the "
+        "architecture and transfer the weights instead: model=yolo26n pretrained={}",
+        weights.string(), args.string(), weights.string()));
+  }
+  const auto loaded = core::load_config_text(read_text(args), args.string(), run);
+  return architecture_from_config(loaded.config, weights, 1);
+}
+
+ModelSource resolve_model_source(const core::TrainConfig& config) {
+  ModelSource source;
+  const model::ClassWidths widths = model::parse_class_widths(config.model.cls_width);
+  const std::string& model = config.model.model;
+  const std::string& pretrained = config.model.pretrained;
+  if (is_weights_file(model)) {
+    source.name = architecture_of(model);
+    source.architecture = model;
+    if (pretrained == "true") source.weights = model;
+  } else {
+    source.name = model::parse_model_name(model);
+  }
+  if (pretrained != "true" && pretrained != "false") source.weights = pretrained;
+  source.name.cls_width = widths;  // the run's own (a weights file's run was for its classes)
+  return source;
+}
+
+model::NamedTensorList read_weights_or_ema(const fs::path& path) {
+  if (path.extension() == ".ckpt") return ema_weights(load_checkpoint(path));
+  return model::read_weights_file(path);
+}
+
+namespace {
+
+// The class names of the dataset a run of ours trained on; empty when its yaml is unreadable.
+std::pair<std::vector<std::string>, std::string> run_class_names(const core::TrainConfig& config) {
+  try {
+    const auto spec = data::load_dataset_yaml(config.data.data, /*check_paths=*/false);
+    return {run_dataset_spec(config, spec).names, config.data.data};
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+}  // namespace
+
+PretrainedWeights read_pretrained(const fs::path& path) {
+  PretrainedWeights out;
+  if (path.extension() == ".ckpt") {
+    const Checkpoint ckpt = load_checkpoint(path);
+    out.weights = ema_weights(ckpt);
+    if (!ckpt.config_yaml.empty()) {
+      const auto loaded =
+          core::load_config_text(ckpt.config_yaml, path.string(), path.parent_path());
+      std::tie(out.names, out.names_source) = run_class_names(loaded.config);
+    }
+    return out;
+  }
+  model::WeightsFile file = model::read_weights(path);
+  out.weights = std::move(file.weights);
+  if (file.reference) {
+    out.names = model::reference_class_names(*file.reference);
+    if (!out.names.empty()) out.names_source = path.string();
+    return out;
+  }
+  const fs::path run = fs::absolute(path).parent_path().parent_path();
+  const fs::path args = run / "args.yaml";
+  if (fs::is_regular_file(args)) {
+    try {
+      const auto loaded = core::load_config_text(read_text(args), args.string(), run);
+      std::tie(out.names, out.names_source) = run_class_names(loaded.config);
+    } catch (const std::exception&) {
+    }
+  }
+  return out;
+}
+
+}  // namespace trainer::engine

@@ -1,0 +1,59 @@
+// Preparing a resumed run: the config it continues with and the folder it writes to.
+//
+// Why: resuming used to be split between the app (which parsed `resume=` from the overrides) and
+// the engine. Both steps live here: load_fit_config() turns what the user typed into the config to
+// fit (a new run's, or a checkpoint's own with the few changeable keys applied), and
+// open_run_folder() finds the folder and the checkpoint fit() continues from.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "engine/checkpoint/checkpoint.h"
+
+namespace trainer::engine {
+
+// The config `trainer fit CONFIG key=value...` trains: `file` (may be empty) with `overrides`, or,
+// when `resume=PATH` is given (on the command line or in the file), the checkpoint's own config
+// through resume_config(). Logs the loader's notes. Throws core::ConfigError / core::InputError.
+core::TrainConfig load_fit_config(const std::filesystem::path& file,
+                                  const std::vector<std::string>& overrides);
+
+// The checkpoint `resume` names: itself, or for a run's exported weights (weights/last.pt) the
+// .ckpt beside it, logging so. Throws core::InputError for a .pt without one.
+std::filesystem::path resume_checkpoint_path(const std::filesystem::path& resume);
+
+// The keys a resumed run may change (the run's environment, not what it trains): device, workers,
+// plots, tensorboard, save_period, patience, cache, cache_gb, cache_dir, cudnn_benchmark, resume,
+// dist_backend, dist_timeout. Not val or val_batches: they set the scale of fitness.
+const std::vector<std::string>& changeable_on_resume();
+
+// The config of a resumed run (`checkpoint` may be a .pt, see resume_checkpoint_path): the
+// checkpoint's own, with the changeable `overrides` applied. Every other key the command line
+// gives (the config `file` when not empty, i.e. the original command line re-run with resume=,
+// and the other overrides) must equal the checkpoint's value: a real change is an error naming
+// the key, the checkpoint's value and the new one. A key counts as given when an override names
+// it or the file sets it to other than its default (a file with just `resume: PATH` gives no
+// other key). `resume` is set to `checkpoint`.
+core::TrainConfig resume_config(const std::filesystem::path& checkpoint,
+                                const std::vector<std::string>& overrides,
+                                const std::filesystem::path& file = {});
+
+// Where a run writes, and the checkpoint it continues from (none for a new run).
+struct RunFolder {
+  std::filesystem::path dir;
+  std::optional<Checkpoint> resume;
+};
+
+// A new run's folder (created on the main rank), or for `config.run.resume` its checkpoint,
+// checked to be resumable, and its run's folder: runs/x/weights/last.ckpt -> runs/x, or a new
+// folder <run>-from-epochN beside it when the checkpoint is older than the run's last.ckpt (so
+// nothing of the run is overwritten; results.csv is copied there). A checkpoint that is not in a
+// run folder's weights/ (core::is_run_folder) resumes in a new folder of its config's
+// project/name, logged: nothing beside the checkpoint is written.
+RunFolder open_run_folder(const core::TrainConfig& config, bool main_rank);
+
+}  // namespace trainer::engine

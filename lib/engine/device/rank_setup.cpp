@@ -1,0 +1,42 @@
+// See rank_setup.h.
+#include "engine/device/rank_setup.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <stdexcept>
+
+#include "core/error.h"
+#include "engine/device/device.h"
+
+namespace trainer::engine {
+
+core::DistEnv read_launch_env() {
+  try {
+    return core::read_dist_env();
+  } catch (const std::runtime_error& e) {
+    throw core::ConfigError(e.what());
+  }
+}
+
+RankSetup join_ranks(const core::TrainConfig& config) {
+  RankSetup setup;
+  setup.env = read_launch_env();
+  const core::DistEnv& env = setup.env;
+  if (!env.distributed()) return setup;
+  const c10::Device device =
+      resolve_device(device_for_rank(config.run.device, env.local_rank, env.local_world_size));
+  use_device(device);  // NCCL binds to the current device
+  distributed::GroupOptions options;
+  options.env = env;
+  options.backend = distributed::choose_backend(config.run.dist_backend, device.is_cuda());
+  options.device = device;
+  options.timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(config.run.dist_timeout * 1000.0));
+  setup.group = distributed::Group::join(options);
+  spdlog::info("rank {} of {} joined ({}, {}:{})", env.rank, env.world_size,
+               distributed::backend_name(options.backend), env.master_addr, env.master_port);
+  return setup;
+}
+
+}  // namespace trainer::engine

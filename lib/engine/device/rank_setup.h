@@ -1,0 +1,28 @@
+// Joining the data-parallel group a launcher (torchrun, or trainer's own) described.
+//
+// Why one place: `trainer fit` and `trainer bench interval` must join the same way: torchrun's
+// variables, this rank's device from the `device` list, the backend for that device, the
+// `dist_timeout`, and the CUDA device made current before NCCL starts.
+#pragma once
+
+#include <memory>
+
+#include "core/config.h"
+#include "core/dist_env.h"
+#include "distributed/group.h"
+
+namespace trainer::engine {
+
+struct RankSetup {
+  core::DistEnv env;                          // world_size 1: a single process
+  std::shared_ptr<distributed::Group> group;  // null for a single process
+};
+
+// torchrun's variables; malformed ones are a core::ConfigError.
+core::DistEnv read_launch_env();
+
+// Reads torchrun's variables (malformed ones are a core::ConfigError) and, when they describe
+// several ranks, joins their group. Logs "rank R of W joined (...)".
+RankSetup join_ranks(const core::TrainConfig& config);
+
+}  // namespace trainer::engine

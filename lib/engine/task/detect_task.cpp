@@ -1,0 +1,75 @@
+// See detect_task.h.
+#include "engine/task/detect_task.h"
+
+#include <cmath>
+
+#include "data/batch_plot.h"
+
+namespace trainer::engine {
+
+std::vector<std::string> detection_loss_names(int reg_max) {
+  return {"box_loss", "cls_loss", reg_max > 1 ? "dfl_loss" : "l1_loss"};
+}
+
+EpochColumns detection_columns(int reg_max) {
+  EpochColumns c;
+  c.loss_names = detection_loss_names(reg_max);
+  c.metric_names = {"metrics/precision(B)", "metrics/recall(B)", "metrics/mAP50(B)",
+                    "metrics/mAP50-95(B)"};
+  c.extra_names = {"metrics/coco/AP", "metrics/coco/AP50"};
+  return c;
+}
+
+model::DetectionModel DetectTask::build_model(const model::ModelName& name,
+                                              const data::DatasetSpec& dataset) const {
+  return model::build_detection_model(name, dataset.nc());
+}
+
+std::unique_ptr<loss::DetectionLoss> DetectTask::build_loss(
+    const core::LossConfig& config, model::DetectionModelImpl& model,
+    const data::DatasetSpec& dataset) const {
+  const int num_classes = dataset.nc();
+  loss::LossGains gains;
+  gains.box = config.box;
+  gains.cls = config.cls;
+  gains.dfl = config.dfl;
+  return std::make_unique<loss::DetectionLoss>(num_classes, model.reg_max(), model.strides(), gains,
+                                               model.end2end());
+}
+
+EpochColumns DetectTask::columns(model::DetectionModelImpl& model) const {
+  return detection_columns(model.reg_max());
+}
+
+EpochValidation DetectTask::epoch_validation(const ValidationResult& val) const {
+  EpochValidation v;
+  const auto& m = val.metric;
+  v.metrics = {m.precision, m.recall, m.map50, m.map50_95};
+  const double nan = std::nan("");
+  v.extras = {val.coco ? val.coco->stats[0] : nan, val.coco ? val.coco->stats[1] : nan};
+  v.loss_items = val.loss_items;
+  return v;
+}
+
+double DetectTask::fitness(const ValidationResult& result) const {
+  return result.metric.fitness;
+}
+
+std::string DetectTask::validation_table(const ValidationResult& result,
+                                         const std::vector<std::string>& names,
+                                         bool per_class) const {
+  return format_validation_table(result, names, per_class);
+}
+
+void DetectTask::save_batch_preview(const data::Batch& batch, const std::vector<std::string>& names,
+                                    const std::filesystem::path& file) const {
+  data::save_batch_plot(batch, names, file);
+}
+
+void DetectTask::write_predictions(const ValidationResult& result,
+                                   const std::vector<std::string>& /*names*/,
+                                   const std::filesystem::path& file) const {
+  write_predictions_json(result.detections, file);
+}
+
+}  // namespace trainer::engine

@@ -1,0 +1,42 @@
+// The detection task: boxes and classes, the (B) metrics, COCO box predictions.
+//
+// Why: the one task implemented today, written against TaskDefinition
+// (engine/task/task_definition.h) so the engine's loop holds no detection assumptions of its own.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/task/task_definition.h"
+
+namespace trainer::engine {
+
+// The detection loss items' names: the third is "l1_loss" for a reg_max = 1 head (YOLO26) and
+// "dfl_loss" otherwise, as the reference names them.
+std::vector<std::string> detection_loss_names(int reg_max);
+
+// The detection columns of results.csv: those loss items, the reference's four (B) metrics, and
+// trainer's COCO AP and AP50.
+EpochColumns detection_columns(int reg_max);
+
+class DetectTask : public TaskDefinition {
+ public:
+  core::Task task() const override { return core::Task::kDetect; }
+  model::DetectionModel build_model(const model::ModelName& name,
+                                    const data::DatasetSpec& dataset) const override;
+  std::unique_ptr<loss::DetectionLoss> build_loss(const core::LossConfig& gains,
+                                                  model::DetectionModelImpl& model,
+                                                  const data::DatasetSpec& dataset) const override;
+  EpochColumns columns(model::DetectionModelImpl& model) const override;
+  EpochValidation epoch_validation(const ValidationResult& result) const override;
+  double fitness(const ValidationResult& result) const override;
+  std::string validation_table(const ValidationResult& result,
+                               const std::vector<std::string>& names,
+                               bool per_class) const override;
+  void save_batch_preview(const data::Batch& batch, const std::vector<std::string>& names,
+                          const std::filesystem::path& file) const override;
+  void write_predictions(const ValidationResult& result, const std::vector<std::string>& names,
+                         const std::filesystem::path& file) const override;
+};
+
+}  // namespace trainer::engine

@@ -1,0 +1,77 @@
+// See segment_task.h.
+#include "engine/task/segment_task.h"
+
+#include <fmt/format.h>
+
+#include "data/batch_plot.h"
+#include "engine/task/two_metric_task.h"
+#include "loss/segment_loss.h"
+
+namespace trainer::engine {
+
+EpochColumns segment_columns(const std::vector<std::string>& loss_names) {
+  return two_metric_columns(loss_names, "M");
+}
+
+model::DetectionModel SegmentTask::build_model(const model::ModelName& name,
+                                               const data::DatasetSpec& dataset) const {
+  model::ModelName seg_name = name;  // `task: segment` with a plain name builds the segment head
+  seg_name.task = core::Task::kSegment;
+  return model::build_detection_model(seg_name, dataset.nc());
+}
+
+std::unique_ptr<loss::DetectionLoss> SegmentTask::build_loss(
+    const core::LossConfig& config, model::DetectionModelImpl& model,
+    const data::DatasetSpec& dataset) const {
+  loss::LossGains gains;
+  gains.box = config.box;
+  gains.cls = config.cls;
+  gains.dfl = config.dfl;
+  return std::make_unique<loss::SegmentLoss>(dataset.nc(), model.reg_max(), model.strides(), gains,
+                                             model.end2end());
+}
+
+EpochColumns SegmentTask::columns(model::DetectionModelImpl& model) const {
+  return segment_columns(loss::segment_loss_item_names(model.reg_max()));
+}
+
+EpochValidation SegmentTask::epoch_validation(const ValidationResult& val) const {
+  return two_metric_epoch_validation(val, val.mask_metric, val.coco_masks);
+}
+
+double SegmentTask::fitness(const ValidationResult& result) const {
+  // The reference's SegmentMetrics.fitness: box mAP50-95 + mask mAP50-95.
+  return result.metric.fitness + (result.mask_metric ? result.mask_metric->fitness : 0.0);
+}
+
+std::string format_segment_validation_table(const ValidationResult& r,
+                                            const std::vector<std::string>& names, bool per_class) {
+  std::string out = format_two_metric_table(
+      r, r.mask_metric.value_or(eval::ReferenceMetric::Result{}), "Mask", names, per_class);
+  out += "(Box and Mask P, R, mAP50, mAP50-95: the reference trainer's metric; Mask matches by ";
+  out += "mask IoU)\n";
+  if (r.coco) out += fmt::format("COCO protocol: box AP {:.3f}", r.coco->stats[0]);
+  if (r.coco_masks) out += fmt::format(", mask AP {:.3f}", r.coco_masks->stats[0]);
+  if (r.coco) out += " (identical to pycocotools)\n";
+  return out;
+}
+
+std::string SegmentTask::validation_table(const ValidationResult& result,
+                                          const std::vector<std::string>& names,
+                                          bool per_class) const {
+  return format_segment_validation_table(result, names, per_class);
+}
+
+void SegmentTask::save_batch_preview(const data::Batch& batch,
+                                     const std::vector<std::string>& names,
+                                     const std::filesystem::path& file) const {
+  data::save_batch_plot(batch, names, file);  // draws batch.masks when the batch has them
+}
+
+void SegmentTask::write_predictions(const ValidationResult& result,
+                                    const std::vector<std::string>& /*names*/,
+                                    const std::filesystem::path& file) const {
+  write_predictions_json(result.detections, file);  // entries carry "segmentation" (RLE)
+}
+
+}  // namespace trainer::engine

@@ -1,0 +1,42 @@
+// See task.h.
+#include "engine/task/task_definition.h"
+
+#include "core/error.h"
+#include "engine/checkpoint/model_source.h"
+#include "engine/task/detect_task.h"
+#include "engine/task/obb_task.h"
+#include "engine/task/pose_task.h"
+#include "engine/task/segment_task.h"
+
+namespace trainer::engine {
+
+std::unique_ptr<TaskDefinition> make_task_definition(core::Task task) {
+  switch (task) {
+    case core::Task::kDetect:
+      return std::make_unique<DetectTask>();
+    case core::Task::kPose:
+      return std::make_unique<PoseTask>();
+    case core::Task::kObb:
+      return std::make_unique<ObbTask>();
+    case core::Task::kSegment:
+      return std::make_unique<SegmentTask>();
+  }
+  throw core::ConfigError(std::string("task '") + core::task_name(task) + "' is not known");
+}
+
+core::Task run_task(const core::TrainConfig& config) {
+  if (!config.run.task && is_weights_file(config.model.model)) {
+    try {
+      return architecture_of(config.model.model).task;
+    } catch (const core::ConfigError&) {
+      // No record of its architecture: the name rule below (and the model loader's own error).
+    }
+  }
+  return core::resolve_task(config.run.task, config.model.model);
+}
+
+std::unique_ptr<TaskDefinition> make_task_definition(const core::TrainConfig& config) {
+  return make_task_definition(run_task(config));
+}
+
+}  // namespace trainer::engine

@@ -1,0 +1,76 @@
+// What a training task decides, asked by the engine instead of assumed.
+//
+// Why: fit(), the train step, the validator, results.csv, checkpoints, previews and `trainer val`
+// used to assume detection: three loss items, boxes, the (B) metrics. They now ask the run's
+// TaskDefinition, one implementation per task (engine/task/detect_task.h today). A new task (pose,
+// segment, obb) plugs in by adding an implementation and a case in make_task_definition();
+// until then selecting one is a ConfigError that says it is not implemented yet.
+//
+// What a task owns: the model head, the loss and its named items, the results columns (loss
+// items, metrics, extras), how a validation becomes an epoch's values and its fitness, the
+// validation table, the training-batch preview and the predictions file. The batch fields are
+// still detection's (data::Batch: images and box labels); a keypoint task extends them.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/task.h"
+#include "data/batch.h"
+#include "data/dataset_yaml.h"
+#include "engine/log/epoch_record.h"
+#include "engine/validator.h"
+#include "loss/detection_loss.h"
+#include "model/detection_model.h"
+#include "model/model_name.h"
+
+namespace trainer::engine {
+
+class TaskDefinition {
+ public:
+  virtual ~TaskDefinition() = default;
+
+  virtual core::Task task() const = 0;
+
+  // The model `name` with this task's head for `dataset` (its classes; pose: its kpt_shape).
+  virtual model::DetectionModel build_model(const model::ModelName& name,
+                                            const data::DatasetSpec& dataset) const = 0;
+  // The training objective for `model`; its LossResult::items follow columns().loss_names.
+  virtual std::unique_ptr<loss::DetectionLoss> build_loss(
+      const core::LossConfig& gains, model::DetectionModelImpl& model,
+      const data::DatasetSpec& dataset) const = 0;
+  // The results.csv columns this task contributes for `model` (loss item names depend on it).
+  virtual EpochColumns columns(model::DetectionModelImpl& model) const = 0;
+
+  // A validation's values in the order of columns(); the fitness that picks the best checkpoint.
+  virtual EpochValidation epoch_validation(const ValidationResult& result) const = 0;
+  virtual double fitness(const ValidationResult& result) const = 0;
+  // The table printed after a validation (one "all" row, and one per class when `per_class`).
+  virtual std::string validation_table(const ValidationResult& result,
+                                       const std::vector<std::string>& names,
+                                       bool per_class) const = 0;
+
+  // A training batch drawn with its labels (train_batchN.jpg).
+  virtual void save_batch_preview(const data::Batch& batch, const std::vector<std::string>& names,
+                                  const std::filesystem::path& file) const = 0;
+  // The predictions of a validation run with keep_detections (`trainer val`) in `file`
+  // (predictions.json), and whatever else the task writes beside it (OBB: DOTA's Task1 files).
+  virtual void write_predictions(const ValidationResult& result,
+                                 const std::vector<std::string>& names,
+                                 const std::filesystem::path& file) const = 0;
+};
+
+// The definition of `task`. Throws core::ConfigError for a task that is not implemented yet.
+std::unique_ptr<TaskDefinition> make_task_definition(core::Task task);
+
+// The run's task: the `task` key; else, for a weights file (model=runs/x/weights/best.pt), the
+// task it was trained for (its checkpoint config or ../args.yaml); else the model name's.
+core::Task run_task(const core::TrainConfig& config);
+
+// The definition of the config's task (run_task).
+std::unique_ptr<TaskDefinition> make_task_definition(const core::TrainConfig& config);
+
+}  // namespace trainer::engine

@@ -1,0 +1,195 @@
+// The group's agreed decisions on 2 and 3 in-process Gloo ranks: barrier, any, broadcasts, sums.
+#include <doctest/doctest.h>
+#include <torch/torch.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "distributed/local_launcher.h"
+#include "rank_threads.h"
+
+using trainer::distributed::Group;
+using trainer::test::run_ranks;
+
+TEST_CASE("group: any() is true on every rank when one rank's flag is") {
+  std::mutex m;
+  std::vector<int> seen(3, -1), none(3, -1), ids(3, -1), sizes(3, -1);
+  run_ranks("any", 3, [&](int rank, Group& g) {
+    ids[static_cast<size_t>(rank)] = g.rank();
+    sizes[static_cast<size_t>(rank)] = g.size();
+    const bool one = g.any(rank == 2);
+    const bool zero = g.any(false);
+    std::lock_guard<std::mutex> lock(m);
+    seen[static_cast<size_t>(rank)] = one;
+    none[static_cast<size_t>(rank)] = zero;
+  });
+  CHECK(ids == std::vector<int>{0, 1, 2});
+  CHECK(sizes == std::vector<int>{3, 3, 3});
+  CHECK(seen == std::vector<int>{1, 1, 1});
+  CHECK(none == std::vector<int>{0, 0, 0});
+}
+
+TEST_CASE("group: broadcasts give rank 0's values (tensors, numbers, text)") {
+  std::mutex m;
+  std::vector<std::string> texts(2);
+  std::vector<int64_t> ints(2);
+  std::vector<double> reals(2);
+  std::vector<at::Tensor> tensors(2);
+  run_ranks("broadcast", 2, [&](int rank, Group& g) {
+    auto t = torch::full({3, 2}, static_cast<float>(rank + 1));
+    auto u = torch::arange(5, torch::kLong) * (rank + 1);
+    g.broadcast({t, u}, 0);
+    const auto text = g.broadcast_text(rank == 0 ? "runs/detect/train7" : "other", 0);
+    const auto i = g.broadcast_value(static_cast<int64_t>(40 + rank), 0);
+    const auto d = g.broadcast_value(0.25 + rank, 0);
+    g.barrier();
+    std::lock_guard<std::mutex> lock(m);
+    texts[static_cast<size_t>(rank)] = text;
+    ints[static_cast<size_t>(rank)] = i;
+    reals[static_cast<size_t>(rank)] = d;
+    tensors[static_cast<size_t>(rank)] = torch::cat({t.flatten(), u.to(torch::kFloat)});
+  });
+  CHECK(texts == std::vector<std::string>{"runs/detect/train7", "runs/detect/train7"});
+  CHECK(ints == std::vector<int64_t>{40, 40});
+  CHECK(reals == std::vector<double>{0.25, 0.25});
+  const auto expected = torch::tensor({1.f, 1.f, 1.f, 1.f, 1.f, 1.f, 0.f, 1.f, 2.f, 3.f, 4.f});
+  CHECK(torch::equal(tensors[0], expected));
+  CHECK(torch::equal(tensors[1], expected));
+}
+
+TEST_CASE("group: all_reduce_sum adds the ranks' tensors") {
+  std::mutex m;
+  std::vector<at::Tensor> out(2);
+  run_ranks("sum", 2, [&](int rank, Group& g) {
+    auto t = torch::tensor({1.0, 2.0}) * (rank + 1);  // {1, 2} and {2, 4}
+    g.all_reduce_sum(t);
+    std::lock_guard<std::mutex> lock(m);
+    out[static_cast<size_t>(rank)] = t;
+  });
+  CHECK(torch::equal(out[0], torch::tensor({3.0, 6.0})));
+  CHECK(torch::equal(out[1], torch::tensor({3.0, 6.0})));
+}
+
+TEST_CASE("backend: empty picks gloo on the CPU, unknown names and nccl on the CPU are refused") {
+  using trainer::distributed::Backend;
+  using trainer::distributed::choose_backend;
+  CHECK(choose_backend("", false) == Backend::kGloo);
+  CHECK(choose_backend("gloo", true) == Backend::kGloo);
+  CHECK_THROWS_AS(choose_backend("mpi", false), trainer::core::ConfigError);
+  CHECK_THROWS_AS(choose_backend("nccl", false), trainer::core::ConfigError);
+  if (!trainer::distributed::nccl_available()) {
+    CHECK(choose_backend("", true) == Backend::kGloo);
+  }
+}
+
+TEST_CASE("join: without MASTER_ADDR a multi-rank environment is a clear error") {
+  trainer::distributed::GroupOptions o;
+  o.env.rank = 0;
+  o.env.world_size = 2;
+  o.env.master_port = 29500;
+  CHECK_THROWS_WITH_AS(Group::join(o), doctest::Contains("MASTER_ADDR/MASTER_PORT are not set"),
+                       trainer::core::ConfigError);
+}
+
+TEST_CASE("join: a rank that never comes fails the others within the timeout, naming the cause") {
+  trainer::distributed::GroupOptions o;
+  o.env.rank = 0;
+  o.env.world_size = 2;  // rank 1 is never started
+  o.env.master_addr = "127.0.0.1";
+  o.env.master_port = trainer::distributed::free_local_port();
+  o.timeout = std::chrono::seconds(2);
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH_AS(Group::join(o), doctest::Contains("did not all meet"),
+                       trainer::core::ConfigError);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+}
+
+TEST_CASE("join: MASTER_PORT held by another program is named as in use") {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  REQUIRE(::listen(fd, 1) == 0);
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  trainer::distributed::GroupOptions o;
+  o.env.rank = 0;
+  o.env.world_size = 2;
+  o.env.master_addr = "127.0.0.1";
+  o.env.master_port = ntohs(addr.sin_port);
+  o.timeout = std::chrono::seconds(2);
+  CHECK_THROWS_WITH_AS(Group::join(o), doctest::Contains("is in use"), trainer::core::ConfigError);
+  ::close(fd);
+}
+
+namespace {
+
+// The local addresses (hex, as /proc/net/tcp{,6} writes them) of the sockets listening on `port`.
+std::vector<std::string> listeners_on(int port) {
+  std::vector<std::string> found;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      std::istringstream row(line);
+      std::string slot, local, remote, state;
+      row >> slot >> local >> remote >> state;
+      const auto colon = local.rfind(':');
+      if (state != "0A" || colon == std::string::npos) continue;  // 0A: LISTEN
+      if (std::stoi(local.substr(colon + 1), nullptr, 16) == port) {
+        found.push_back(local.substr(0, colon));
+      }
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("join: rank 0's store takes the launcher's loopback socket and listens nowhere else") {
+  // Before: the store bound *:PORT itself (every interface; an unauthenticated store reachable
+  // from the network), after the launcher had released the port it had picked.
+  int port = 0;
+  const int fd = trainer::distributed::listen_on_loopback(&port);
+  ::setenv(trainer::distributed::kStoreListenFdVariable, std::to_string(fd).c_str(), 1);
+  trainer::distributed::GroupOptions o;
+  o.env.rank = 0;
+  o.env.world_size = 1;
+  o.env.master_addr = "127.0.0.1";
+  o.env.master_port = port;
+  o.timeout = std::chrono::seconds(20);
+  const auto group = Group::join(o);
+  CHECK(::getenv(trainer::distributed::kStoreListenFdVariable) == nullptr);  // not passed on
+  const auto listening = listeners_on(port);
+  CHECK_FALSE(listening.empty());
+  for (const auto& address : listening) {
+    CAPTURE(address);
+    CHECK(address == "0100007F");  // 127.0.0.1, as /proc/net/tcp writes it
+  }
+  CHECK(group->any(true));
+}
+
+TEST_CASE("collectives run on the rank's training device: the CPU for Gloo, its GPU for NCCL") {
+  using trainer::distributed::Backend;
+  using trainer::distributed::collective_device;
+  const c10::Device gpu2(c10::kCUDA, 2);
+  CHECK(collective_device(Backend::kGloo, gpu2) == c10::Device(c10::kCPU));
+  CHECK(collective_device(Backend::kNccl, gpu2) == gpu2);  // device=2,3: rank 0 on cuda:2
+  CHECK(collective_device(Backend::kNccl, c10::Device(c10::kCUDA, 3)).index() == 3);
+  CHECK_THROWS_AS(collective_device(Backend::kNccl, c10::Device(c10::kCPU)),
+                  trainer::core::ConfigError);
+}
