@@ -104,11 +104,14 @@ Command register_fit_command(CLI::App& app, const GlobalOptions& /*global*/) {
               if (result.last_validation->coco) {
                 std::cout << ", COCO AP " << result.last_validation->coco->stats[0];
               }
-              if (const auto& pose = result.last_validation->pose_metric) {
-                std::cout << "; pose mAP50-95 " << pose->map50_95 << ", mAP50 " << pose->map50;
+              const auto& val = *result.last_validation;
+              if (val.second_metric) {  // pose: keypoints, segmentation: masks
+                std::cout << "; " << val.second_name << " mAP50-95 " << val.second_metric->map50_95
+                          << ", mAP50 " << val.second_metric->map50;
               }
-              if (const auto& kp = result.last_validation->coco_keypoints) {
-                std::cout << ", COCO keypoint AP " << kp->stats[0];
+              if (val.second_coco) {
+                std::cout << ", COCO " << (val.second_name == "pose" ? "keypoint" : val.second_name)
+                          << " AP " << val.second_coco->stats[0];
               }
               std::cout << "\n";
             }

@@ -140,9 +140,7 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
             task->write_predictions(result, spec.names, run_dir / "predictions.json");
             std::cout << task->validation_table(result, spec.names, opts->per_class);
             if (result.coco) std::cout << eval::format_coco_summary(*result.coco);
-            if (result.coco_keypoints) {
-              std::cout << eval::format_coco_summary(*result.coco_keypoints);
-            }
+            if (result.second_coco) std::cout << eval::format_coco_summary(*result.second_coco);
             std::cout << fmt::format(
                 "Speed: {:.1f} ms preprocess, {:.1f} ms inference, {:.1f} ms postprocess per "
                 "image ({} images, {})\n",

@@ -1,6 +1,8 @@
 // COCO results reading and writing with entry-level errors; see coco_results.h.
 #include "eval/coco_results.h"
 
+#include "core/atomic_file.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -442,6 +444,11 @@ std::string format_coco_results(const std::vector<Detection>& detections) {
   }
   out += detections.empty() ? "]\n" : "\n]\n";
   return out;
+}
+
+void write_coco_results(const std::vector<Detection>& detections,
+                        const std::filesystem::path& file) {
+  core::write_file_atomically(file, format_coco_results(detections));
 }
 
 }  // namespace trainer::eval

@@ -65,4 +65,8 @@ void check_detections(const std::vector<Detection>& detections, const data::Coco
 // 5, a mask as {"size": [h, w], "counts": "<compressed RLE>"}, one detection per line.
 std::string format_coco_results(const std::vector<Detection>& detections);
 
+// format_coco_results() written to `file` atomically (predictions.json).
+void write_coco_results(const std::vector<Detection>& detections,
+                        const std::filesystem::path& file);
+
 }  // namespace trainer::eval

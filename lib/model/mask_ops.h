@@ -17,4 +17,12 @@ at::Tensor mask_logits(const at::Tensor& coefficients, const at::Tensor& protos)
 // y1 <= r < y2 (the reference's crop_mask: pixel indices, not centres).
 at::Tensor crop_mask(const at::Tensor& masks, const at::Tensor& boxes);
 
+// Predicted masks, uint8 0/1 (the reference's process_mask): protos (nm, mh, mw), coefficients
+// (n, nm), boxes (n, 4) xyxy in input pixels (input_h x input_w = 4 x the prototypes' size).
+// Binarised at logit > 0 and cropped to the box scaled to prototype pixels: (n, mh, mw). With
+// `native` (save_json validation, predict) the logits are upsampled bilinearly to the input size
+// first, then binarised and cropped to the input-pixel box: (n, input_h, input_w).
+at::Tensor predicted_masks(const at::Tensor& protos, const at::Tensor& coefficients,
+                           const at::Tensor& boxes, int64_t input_h, int64_t input_w, bool native);
+
 }  // namespace trainer::model

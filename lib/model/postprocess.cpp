@@ -6,6 +6,7 @@
 #include <limits>
 #include <tuple>
 
+#include "model/detection_rows.h"
 #include "model/rotated_box_ops.h"
 
 namespace trainer::model {
@@ -58,7 +59,7 @@ at::Tensor rotated_fast_nms(const at::Tensor& boxes, double iou_threshold, int64
 std::vector<at::Tensor> non_max_suppression(const at::Tensor& preds, const PredictOptions& options,
                                             int64_t extra, NmsMethod method) {
   const int64_t batch = preds.size(0), nc = preds.size(1) - 4 - extra, anchors = preds.size(2);
-  const int64_t columns = 6 + extra;
+  const int64_t columns = kRowFixedColumns + extra;
   const auto x = preds.transpose(1, 2);  // (B, A, 4 + nc + extra)
   const auto box = x.narrow(2, 0, 4);
   const auto cls = x.narrow(2, 4, nc);

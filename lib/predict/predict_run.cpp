@@ -16,7 +16,7 @@
 #include "data/image_io.h"
 #include "engine/checkpoint/model_from_weights.h"
 #include "engine/device/device.h"
-#include "engine/validator.h"
+#include "eval/coco_results.h"
 #include "model/fuse.h"
 #include "predict/output_names.h"
 #include "predict/predict_output.h"
@@ -81,7 +81,7 @@ class Session {
       throw core::InputError("source " + options_.source + ": no image could be read");
     }
     if (options_.save_json) {
-      engine::write_predictions_json(detections_, summary_.save_dir / "predictions.json");
+      eval::write_coco_results(detections_, summary_.save_dir / "predictions.json");
     }
     const Timing& t = summary_.timing;
     const double n = static_cast<double>(summary_.images);

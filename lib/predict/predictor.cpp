@@ -3,7 +3,6 @@
 
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
-
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
@@ -11,11 +10,12 @@
 
 #include "core/autocast_guard.h"
 #include "data/augment/letterbox.h"
+#include "data/letterbox_inverse.h"
 #include "data/loader.h"
 #include "engine/device/device.h"
-#include "engine/task/segment_mask_validation.h"
-#include "engine/validator.h"
 #include "geometry/rotated_box.h"
+#include "model/detection_rows.h"
+#include "model/mask_ops.h"
 
 namespace trainer::predict {
 namespace {
@@ -112,48 +112,51 @@ std::vector<ImagePrediction> Predictor::run(const std::vector<cv::Mat>& images, 
   // --- postprocess: the validation's decode, then original-image pixels
   t0 = Clock::now();
   const std::vector<at::Tensor> per_image = model_.postprocess(raw, postprocess_);
-  const int64_t row_width = 6 + model_.head()->extra_channels();
+  const model::RowLayout layout{model_.head()->extra_channels(), kpt_, oriented_};
   for (size_t i = 0; i < per_image.size(); ++i) {
     at::Tensor rows = per_image[i].to(torch::kCPU, torch::kFloat).contiguous();
     const data::ImageGeometry g = input_to_original(height, width, images[i].rows, images[i].cols);
     at::Tensor masks;  // segmentation: (n, original h, original w) uint8 on the CPU
     if (segments_) {
       auto device_rows = per_image[i];
-      auto input_masks = engine::predicted_masks(raw.protos.front()[static_cast<int64_t>(i)],
-                                                 device_rows.narrow(1, 6, row_width - 6),
-                                                 device_rows.narrow(1, 0, 4), height, width, true);
+      auto input_masks =
+          model::predicted_masks(raw.protos.front()[static_cast<int64_t>(i)],
+                                 device_rows.narrow(1, model::kRowFixedColumns, layout.extra),
+                                 device_rows.narrow(1, 0, 4), height, width, true);
       // The reference's predictor drops detections whose mask is empty.
       const auto keep = input_masks.flatten(1).amax(1).gt(0);
       device_rows = device_rows.index({keep});
       input_masks = input_masks.index({keep});
       rows = device_rows.to(torch::kCPU, torch::kFloat).contiguous();
-      masks = engine::masks_to_original(input_masks, g).to(torch::kCPU).contiguous();
+      masks = data::masks_to_original(input_masks, g).to(torch::kCPU).contiguous();
     }
     ImagePrediction& prediction = out[i];
     prediction.input_height = height;
     prediction.input_width = width;
-    const float* r = rows.data_ptr<float>();
-    for (int64_t k = 0; k < rows.size(0); ++k, r += row_width) {
+    const model::HostRows host{rows.data_ptr<float>(), rows.size(0), layout};
+    for (int64_t k = 0; k < host.count; ++k) {
+      const model::RowView row = host[k];
+      const auto box = row.box();
       PredictedObject object;
       if (oriented_) {
         const geometry::RotatedBox rbox =
-            engine::to_original_rbox({r[0], r[1], r[2], r[3], r[6]}, g);
+            data::to_original_rbox({box[0], box[1], box[2], box[3], row.angle()}, g);
         object.rbox = {rbox.cx, rbox.cy, rbox.w, rbox.h, rbox.angle};
         const auto e = geometry::extent_xywh(rbox);
         object.box = {static_cast<float>(e[0]), static_cast<float>(e[1]),
                       static_cast<float>(e[0] + e[2]), static_cast<float>(e[1] + e[3])};
       } else {
-        object.box = engine::to_original_xyxy({r[0], r[1], r[2], r[3]}, g);
+        object.box = data::to_original_xyxy(box, g);
       }
-      object.score = r[4];
-      object.cls = static_cast<int>(r[5]);
+      object.score = row.score();
+      object.cls = row.cls();
       if (masks.defined()) {
         object.mask =
             cv::Mat(images[i].rows, images[i].cols, CV_8U, masks[k].data_ptr<uint8_t>()).clone();
       }
       for (int64_t p = 0; p < kpt_.count; ++p) {
-        const float* point = r + 6 + p * kpt_.dims;
-        const auto xy = engine::to_original_point(point[0], point[1], g);
+        const float* point = row.keypoint(p);
+        const auto xy = data::to_original_point(point[0], point[1], g);
         object.keypoints.insert(object.keypoints.end(),
                                 {xy[0], xy[1], kpt_.dims == 3 ? point[2] : 1.0f});
       }

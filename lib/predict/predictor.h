@@ -4,7 +4,7 @@
 // reference's: LetterBox(imgsz, auto=True when the batch's images share one shape, stride 32,
 // scaleup) straight from the original image, RGB in [0, 1]; the model's own postprocess (the one
 // validation uses: NMS with one label per box, or YOLO26's top-k with nms=false); boxes and
-// keypoints mapped back with scale_boxes' rule (engine::to_original_point). Validation differs
+// keypoints mapped back with scale_boxes' rule (data::to_original_point). Validation differs
 // only where the reference's does: its loader resizes the long side first and letterboxes to
 // rect batch shapes without upscaling, and it keeps every label above conf 0.001.
 #pragma once

@@ -32,8 +32,8 @@ TEST_CASE("fit: the coco8-pose overfit recipe reaches its golden keypoint mAP ba
   const auto result = engine::fit(loaded.config);
   REQUIRE(result.last_validation);
   const auto& val = *result.last_validation;
-  REQUIRE(val.pose_metric);
-  const double pose_map = val.pose_metric->map50_95;
+  REQUIRE(val.second_metric);
+  const double pose_map = val.second_metric->map50_95;
   const double box_map = val.metric.map50_95;
   const auto pose_band = golden["band"]["pose_map50_95"];
   const auto box_band = golden["band"]["box_map50_95"];

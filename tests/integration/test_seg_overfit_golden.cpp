@@ -33,8 +33,8 @@ TEST_CASE("fit: the coco8 segmentation overfit recipe reaches its golden mask mA
   const auto result = engine::fit(loaded.config);
   REQUIRE(result.last_validation);
   const auto& val = *result.last_validation;
-  REQUIRE(val.mask_metric);
-  const double mask_map = val.mask_metric->map50_95;
+  REQUIRE(val.second_metric);
+  const double mask_map = val.second_metric->map50_95;
   const double box_map = val.metric.map50_95;
   const auto mask_band = golden["band"]["mask_map50_95"];
   const auto box_band = golden["band"]["box_map50_95"];

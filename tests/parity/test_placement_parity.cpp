@@ -5,17 +5,17 @@
 // padding is odd), all against the reference.
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
+#include <opencv2/core.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <opencv2/core.hpp>
 
 #include "core/config.h"
 #include "data/augment/pipeline.h"
 #include "data/image_codec.h"
 #include "data/image_io.h"
-#include "engine/validator.h"
+#include "data/letterbox_inverse.h"
 #include "parity_oracle.h"
 #include "test_support.h"
 
@@ -117,7 +117,7 @@ TEST_CASE("parity: load resize, val letterbox gains and non-mosaic train placeme
     const std::vector<data::augment::PixelBox> probes = {
         {10, 20, 100, 120}, {100, 120, 10, 20}, {-5, 3.5f, 300, 77.25f}};  // oracle.py's
     std::vector<data::augment::PixelBox> scaled;
-    for (const auto& p : probes) scaled.push_back(engine::to_original_xyxy(p, geometry));
+    for (const auto& p : probes) scaled.push_back(data::to_original_xyxy(p, geometry));
     check_boxes(scaled, r["val"]["scaled_probes"], 1e-3f);
     CHECK(scaled[1][2] < scaled[1][0]);
 

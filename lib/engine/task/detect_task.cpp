@@ -1,9 +1,12 @@
 // See detect_task.h.
 #include "engine/task/detect_task.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "data/batch_plot.h"
+#include "engine/task/box_scorer.h"
 
 namespace trainer::engine {
 
@@ -41,6 +44,10 @@ EpochColumns DetectTask::columns(model::DetectionModelImpl& model) const {
   return detection_columns(model.reg_max());
 }
 
+std::unique_ptr<TaskScorer> DetectTask::make_scorer(const ScorerSetup& setup) const {
+  return std::make_unique<BoxScorer>(setup);
+}
+
 EpochValidation DetectTask::epoch_validation(const ValidationResult& val) const {
   EpochValidation v;
   const auto& m = val.metric;
@@ -55,10 +62,37 @@ double DetectTask::fitness(const ValidationResult& result) const {
   return result.metric.fitness;
 }
 
+std::string format_detect_validation_table(const ValidationResult& r,
+                                           const std::vector<std::string>& names, bool per_class) {
+  std::string out = fmt::format("{:>22}{:>11}{:>11}{:>11}{:>11}{:>11}{:>11}{:>14}\n", "Class",
+                                "Images", "Instances", "P", "R", "mAP50", "mAP50-95", "COCO AP");
+  const auto& m = r.metric;
+  const double coco_ap = r.coco ? r.coco->stats[0] : -1.0;
+  out += fmt::format("{:>22}{:>11}{:>11}{:>11.3f}{:>11.3f}{:>11.3f}{:>11.3f}{:>14.3f}\n", "all",
+                     r.images, m.num_gt, m.precision, m.recall, m.map50, m.map50_95, coco_ap);
+  if (per_class) {
+    for (const auto& c : m.per_class) {
+      double class_coco = -1;
+      if (r.coco) {
+        for (const auto& pc : r.coco->per_category) {
+          if (pc.name == names.at(c.class_id)) class_coco = pc.ap;
+        }
+      }
+      out += fmt::format("{:>22}{:>11}{:>11}{:>11.3f}{:>11.3f}{:>11.3f}{:>11.3f}{:>14.3f}\n",
+                         names.at(c.class_id), "", c.num_gt, c.precision, c.recall, c.ap50,
+                         c.ap50_95, class_coco);
+    }
+  }
+  out +=
+      "(P, R, mAP50, mAP50-95: the reference trainer's metric; COCO AP: the COCO protocol, "
+      "identical to pycocotools)\n";
+  return out;
+}
+
 std::string DetectTask::validation_table(const ValidationResult& result,
                                          const std::vector<std::string>& names,
                                          bool per_class) const {
-  return format_validation_table(result, names, per_class);
+  return format_detect_validation_table(result, names, per_class);
 }
 
 void DetectTask::save_batch_preview(const data::Batch& batch, const std::vector<std::string>& names,
@@ -69,7 +103,7 @@ void DetectTask::save_batch_preview(const data::Batch& batch, const std::vector<
 void DetectTask::write_predictions(const ValidationResult& result,
                                    const std::vector<std::string>& /*names*/,
                                    const std::filesystem::path& file) const {
-  write_predictions_json(result.detections, file);
+  eval::write_coco_results(result.detections, file);
 }
 
 }  // namespace trainer::engine

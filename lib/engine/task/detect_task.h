@@ -19,6 +19,11 @@ std::vector<std::string> detection_loss_names(int reg_max);
 // trainer's COCO AP and AP50.
 EpochColumns detection_columns(int reg_max);
 
+// The table users read after a detection validation: the header line and one "all" row (and one
+// row per class when `per_class`), with the reference's metric and the COCO protocol's AP.
+std::string format_detect_validation_table(const ValidationResult& result,
+                                           const std::vector<std::string>& names, bool per_class);
+
 class DetectTask : public TaskDefinition {
  public:
   core::Task task() const override { return core::Task::kDetect; }
@@ -28,6 +33,7 @@ class DetectTask : public TaskDefinition {
                                                   model::DetectionModelImpl& model,
                                                   const data::DatasetSpec& dataset) const override;
   EpochColumns columns(model::DetectionModelImpl& model) const override;
+  std::unique_ptr<TaskScorer> make_scorer(const ScorerSetup& setup) const override;
   EpochValidation epoch_validation(const ValidationResult& result) const override;
   double fitness(const ValidationResult& result) const override;
   std::string validation_table(const ValidationResult& result,

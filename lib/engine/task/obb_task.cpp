@@ -5,6 +5,7 @@
 
 #include "data/batch_plot.h"
 #include "engine/task/obb_dota_output.h"
+#include "engine/task/obb_scorer.h"
 #include "loss/obb_loss.h"
 
 namespace trainer::engine {
@@ -37,6 +38,10 @@ std::unique_ptr<loss::DetectionLoss> ObbTask::build_loss(const core::LossConfig&
 
 EpochColumns ObbTask::columns(model::DetectionModelImpl& model) const {
   return obb_columns(loss::obb_loss_item_names(model.reg_max()));
+}
+
+std::unique_ptr<TaskScorer> ObbTask::make_scorer(const ScorerSetup& setup) const {
+  return std::make_unique<ObbScorer>(setup);
 }
 
 EpochValidation ObbTask::epoch_validation(const ValidationResult& val) const {
@@ -83,7 +88,7 @@ void ObbTask::save_batch_preview(const data::Batch& batch, const std::vector<std
 void ObbTask::write_predictions(const ValidationResult& result,
                                 const std::vector<std::string>& names,
                                 const std::filesystem::path& file) const {
-  write_predictions_json(result.detections, file);
+  eval::write_coco_results(result.detections, file);
   std::vector<DotaDetection> dota;
   dota.reserve(result.detections.size());
   for (const auto& d : result.detections) {

@@ -31,6 +31,7 @@ class ObbTask : public TaskDefinition {
                                                   model::DetectionModelImpl& model,
                                                   const data::DatasetSpec& dataset) const override;
   EpochColumns columns(model::DetectionModelImpl& model) const override;
+  std::unique_ptr<TaskScorer> make_scorer(const ScorerSetup& setup) const override;
   EpochValidation epoch_validation(const ValidationResult& result) const override;
   double fitness(const ValidationResult& result) const override;
   std::string validation_table(const ValidationResult& result,

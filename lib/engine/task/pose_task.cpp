@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "data/batch_plot.h"
+#include "engine/task/pose_scorer.h"
 #include "engine/task/two_metric_task.h"
 #include "loss/pose_loss.h"
 
@@ -54,23 +55,27 @@ EpochColumns PoseTask::columns(model::DetectionModelImpl& model) const {
   return pose_columns(loss::pose_loss_item_names(model.reg_max(), !model.flow().is_empty()));
 }
 
+std::unique_ptr<TaskScorer> PoseTask::make_scorer(const ScorerSetup& setup) const {
+  return std::make_unique<PoseScorer>(setup);
+}
+
 EpochValidation PoseTask::epoch_validation(const ValidationResult& val) const {
-  return two_metric_epoch_validation(val, val.pose_metric, val.coco_keypoints);
+  return two_metric_epoch_validation(val, val.second_metric, val.second_coco);
 }
 
 double PoseTask::fitness(const ValidationResult& result) const {
   // The reference's PoseMetrics.fitness: box mAP50-95 + pose mAP50-95.
-  return result.metric.fitness + (result.pose_metric ? result.pose_metric->fitness : 0.0);
+  return result.metric.fitness + (result.second_metric ? result.second_metric->fitness : 0.0);
 }
 
 std::string format_pose_validation_table(const ValidationResult& r,
                                          const std::vector<std::string>& names, bool per_class) {
   std::string out = format_two_metric_table(
-      r, r.pose_metric.value_or(eval::ReferenceMetric::Result{}), "Pose", names, per_class);
+      r, r.second_metric.value_or(eval::ReferenceMetric::Result{}), "Pose", names, per_class);
   out += "(Box and Pose P, R, mAP50, mAP50-95: the reference trainer's metric; Pose matches by ";
   out += "keypoint OKS with area = box x 0.53)\n";
   if (r.coco) out += fmt::format("COCO protocol: box AP {:.3f}", r.coco->stats[0]);
-  if (r.coco_keypoints) out += fmt::format(", keypoint AP {:.3f}", r.coco_keypoints->stats[0]);
+  if (r.second_coco) out += fmt::format(", keypoint AP {:.3f}", r.second_coco->stats[0]);
   if (r.coco) out += " (identical to pycocotools)\n";
   return out;
 }
@@ -89,7 +94,7 @@ void PoseTask::save_batch_preview(const data::Batch& batch, const std::vector<st
 void PoseTask::write_predictions(const ValidationResult& result,
                                  const std::vector<std::string>& /*names*/,
                                  const std::filesystem::path& file) const {
-  write_predictions_json(result.detections, file);  // entries carry "keypoints"
+  eval::write_coco_results(result.detections, file);  // entries carry "keypoints"
 }
 
 }  // namespace trainer::engine

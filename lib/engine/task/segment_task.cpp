@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "data/batch_plot.h"
+#include "engine/task/segment_scorer.h"
 #include "engine/task/two_metric_task.h"
 #include "loss/segment_loss.h"
 
@@ -35,23 +36,27 @@ EpochColumns SegmentTask::columns(model::DetectionModelImpl& model) const {
   return segment_columns(loss::segment_loss_item_names(model.reg_max()));
 }
 
+std::unique_ptr<TaskScorer> SegmentTask::make_scorer(const ScorerSetup& setup) const {
+  return std::make_unique<SegmentScorer>(setup);
+}
+
 EpochValidation SegmentTask::epoch_validation(const ValidationResult& val) const {
-  return two_metric_epoch_validation(val, val.mask_metric, val.coco_masks);
+  return two_metric_epoch_validation(val, val.second_metric, val.second_coco);
 }
 
 double SegmentTask::fitness(const ValidationResult& result) const {
   // The reference's SegmentMetrics.fitness: box mAP50-95 + mask mAP50-95.
-  return result.metric.fitness + (result.mask_metric ? result.mask_metric->fitness : 0.0);
+  return result.metric.fitness + (result.second_metric ? result.second_metric->fitness : 0.0);
 }
 
 std::string format_segment_validation_table(const ValidationResult& r,
                                             const std::vector<std::string>& names, bool per_class) {
   std::string out = format_two_metric_table(
-      r, r.mask_metric.value_or(eval::ReferenceMetric::Result{}), "Mask", names, per_class);
+      r, r.second_metric.value_or(eval::ReferenceMetric::Result{}), "Mask", names, per_class);
   out += "(Box and Mask P, R, mAP50, mAP50-95: the reference trainer's metric; Mask matches by ";
   out += "mask IoU)\n";
   if (r.coco) out += fmt::format("COCO protocol: box AP {:.3f}", r.coco->stats[0]);
-  if (r.coco_masks) out += fmt::format(", mask AP {:.3f}", r.coco_masks->stats[0]);
+  if (r.second_coco) out += fmt::format(", mask AP {:.3f}", r.second_coco->stats[0]);
   if (r.coco) out += " (identical to pycocotools)\n";
   return out;
 }
@@ -71,7 +76,7 @@ void SegmentTask::save_batch_preview(const data::Batch& batch,
 void SegmentTask::write_predictions(const ValidationResult& result,
                                     const std::vector<std::string>& /*names*/,
                                     const std::filesystem::path& file) const {
-  write_predictions_json(result.detections, file);  // entries carry "segmentation" (RLE)
+  eval::write_coco_results(result.detections, file);  // entries carry "segmentation" (RLE)
 }
 
 }  // namespace trainer::engine

@@ -1,15 +1,14 @@
 // What a training task decides, asked by the engine instead of assumed.
 //
 // Why: fit(), the train step, the validator, results.csv, checkpoints, previews and `trainer val`
-// used to assume detection: three loss items, boxes, the (B) metrics. They now ask the run's
-// TaskDefinition, one implementation per task (engine/task/detect_task.h today). A new task (pose,
-// segment, obb) plugs in by adding an implementation and a case in make_task_definition();
-// until then selecting one is a ConfigError that says it is not implemented yet.
+// ask the run's TaskDefinition (detect, pose, segment, obb: engine/task/<task>_task.h) instead of
+// branching on the task. A new task adds its definition and scorer units in engine/task/ and one
+// case in make_task_definition() (README, "Adding a task").
 //
 // What a task owns: the model head, the loss and its named items, the results columns (loss
-// items, metrics, extras), how a validation becomes an epoch's values and its fitness, the
-// validation table, the training-batch preview and the predictions file. The batch fields are
-// still detection's (data::Batch: images and box labels); a keypoint task extends them.
+// items, metrics, extras), the scoring of a validation (its TaskScorer), how a validation becomes
+// an epoch's values and its fitness, the validation table, the training-batch preview and the
+// predictions file.
 #pragma once
 
 #include <filesystem>
@@ -22,7 +21,8 @@
 #include "data/batch.h"
 #include "data/dataset_yaml.h"
 #include "engine/log/epoch_record.h"
-#include "engine/validator.h"
+#include "engine/task/task_scorer.h"
+#include "engine/validation_result.h"
 #include "loss/detection_loss.h"
 #include "model/detection_model.h"
 #include "model/model_name.h"
@@ -45,6 +45,9 @@ class TaskDefinition {
   // The results.csv columns this task contributes for `model` (loss item names depend on it).
   virtual EpochColumns columns(model::DetectionModelImpl& model) const = 0;
 
+  // The scorer of one validation of a model with this task's head.
+  virtual std::unique_ptr<TaskScorer> make_scorer(const ScorerSetup& setup) const = 0;
+
   // A validation's values in the order of columns(); the fitness that picks the best checkpoint.
   virtual EpochValidation epoch_validation(const ValidationResult& result) const = 0;
   virtual double fitness(const ValidationResult& result) const = 0;
@@ -63,7 +66,7 @@ class TaskDefinition {
                                  const std::filesystem::path& file) const = 0;
 };
 
-// The definition of `task`. Throws core::ConfigError for a task that is not implemented yet.
+// The definition of `task` (the registry: one case per task).
 std::unique_ptr<TaskDefinition> make_task_definition(core::Task task);
 
 // The run's task: the `task` key; else, for a weights file (model=runs/x/weights/best.pt), the

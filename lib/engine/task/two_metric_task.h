@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "engine/log/epoch_record.h"
-#include "engine/validator.h"
+#include "engine/validation_result.h"
 
 namespace trainer::engine {
 

@@ -35,11 +35,11 @@ TEST_CASE("segment: (B) and (M) metrics, COCO mask extras by name, fitness = box
   mask.map50 = 0.5;
   mask.map50_95 = 0.125;
   mask.fitness = 0.125;
-  val.mask_metric = mask;
-  eval::CocoStats coco_masks;
-  coco_masks.stats[0] = 0.0625;
-  coco_masks.stats[1] = 0.5;
-  val.coco_masks = coco_masks;
+  val.second_metric = mask;
+  eval::CocoStats second_coco;
+  second_coco.stats[0] = 0.0625;
+  second_coco.stats[1] = 0.5;
+  val.second_coco = second_coco;
   val.loss_items = {1, 2, 3, 4, 5};
   engine::SegmentTask task;
   CHECK(task.fitness(val) == 0.375);
@@ -70,7 +70,7 @@ TEST_CASE("pose: (B) and (P) metrics, COCO extras by name, fitness = box + pose 
   pose.map50 = 0.5;
   pose.map50_95 = 0.125;
   pose.fitness = 0.125;
-  val.pose_metric = pose;
+  val.second_metric = pose;
   val.loss_items = {1, 2, 3, 4, 5, 6};
   engine::PoseTask task;
   CHECK(task.fitness(val) == 0.375);

@@ -1,0 +1,28 @@
+// The postprocess rows read by name: the fixed six columns, OBB's angle, pose's keypoints.
+#include <doctest/doctest.h>
+
+#include "model/detection_rows.h"
+
+using namespace trainer;
+
+TEST_CASE("detection rows: width 6 + extra, box, score, class, keypoints and angle by position") {
+  // Two pose rows with K = 2, dims 3: 6 + 6 columns each.
+  const model::RowLayout pose{6, model::KeypointShape{2, 3}, false};
+  CHECK(pose.width() == 12);
+  const float data[24] = {1, 2, 3, 4, 0.9f, 7, 10, 11, 0.5f, 12, 13, 0.25f,  //
+                          5, 6, 7, 8, 0.8f, 2, 20, 21, 0.4f, 22, 23, 0.75f};
+  const model::HostRows rows{data, 2, pose};
+  CHECK(rows[0].box() == std::array<float, 4>{1, 2, 3, 4});
+  CHECK(rows[0].score() == doctest::Approx(0.9f));
+  CHECK(rows[0].cls() == 7);
+  CHECK(rows[1].cls() == 2);
+  CHECK(rows[1].keypoint(0)[0] == 20);
+  CHECK(rows[1].keypoint(1)[1] == 23);
+  CHECK(rows[1].keypoint(1)[2] == doctest::Approx(0.75f));
+  CHECK(rows[1].extra_end() - rows[1].extra_begin() == 6);
+  // OBB: [cx, cy, w, h, score, class, angle].
+  const model::RowLayout obb{1, model::kNoKeypoints, true};
+  const float rotated[7] = {50, 40, 20, 10, 0.6f, 3, 0.5f};
+  CHECK(model::HostRows{rotated, 1, obb}[0].angle() == doctest::Approx(0.5f));
+  CHECK(model::RowLayout{}.width() == model::kRowFixedColumns);
+}
