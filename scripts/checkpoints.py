@@ -10,7 +10,8 @@
                                           (every column but the wall time)
   checkpoints.py same-files RUN_A RUN_B   prints true when both weights/ folders hold the same
                                           .ckpt and .pt files with the same tensors, counters, RNG
-                                          and config, bit for bit (the write date aside)
+                                          and config, bit for bit (the write date and
+                                          the config's project folder aside)
   checkpoints.py exports RUN_A RUN_B      prints true when RUN_B's weights/last.pt and best.pt hold
                                           the EMA weights of its last.ckpt and best.ckpt, and equal
                                           RUN_A's .pt files bit for bit
@@ -66,8 +67,15 @@ def same_files(run_a, run_b):
             continue
         a, b = (torch.load(f"{d}/weights/{name}", map_location="cpu", weights_only=False) for d in (run_a, run_b))
         if isinstance(a, dict) and isinstance(b, dict):
-            a.pop("date", None)
-            b.pop("date", None)
+            for ckpt in (a, b):
+                ckpt.pop("date", None)
+                # The runs' own folder (`project:`, and paths below it such as `resume:`) differs
+                # between the two runs by construction.
+                text = ckpt.get("config_yaml")
+                if isinstance(text, str):
+                    project = [l[len("project:"):].strip() for l in text.splitlines() if l.startswith("project:")]
+                    if project and project[0]:
+                        ckpt["config_yaml"] = text.replace(project[0], "<project>")
         if not same(a, b):
             keys = [k for k in a if k not in b or not same(a[k], b[k])] if isinstance(a, dict) else []
             problems.append(f"{name} differs" + (f" in {', '.join(keys)}" if keys else ""))

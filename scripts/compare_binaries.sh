@@ -4,11 +4,12 @@
 #
 # Jobs (CPU, fp32, one thread, deterministic): the four overfit configs (detect, pose and
 # segmentation on coco8's train images, OBB on `trainer synth --task obb`), a short fit killed after
-# its first epoch's checkpoint (test hook) and resumed, a `val` of the detect run's last.pt with
-# save_json, and a `predict` of coco8's val images with save_txt.
+# its first epoch's checkpoint (test hook) and resumed, a `val` with save_json of each overfit
+# run's last.pt (every task's scorer), and a `predict` of coco8's val images with save_txt (the
+# detect and the segment weights).
 # Compared: results.csv rows (every column but the wall time), every tensor, counter and RNG state
-# of every weights/*.ckpt and weights/*.pt (scripts/checkpoints.py same-files), predictions.json
-# and the predict label files byte for byte.
+# of every weights/*.ckpt and weights/*.pt (scripts/checkpoints.py same-files), every
+# predictions.json (and OBB's DOTA files) and the predict label files byte for byte.
 #
 # Usage: scripts/compare_binaries.sh OLD_TRAINER NEW_TRAINER [work folder]
 # Env:   COMPARE_EPOCHS=N shortens the overfit configs to N epochs (default: their own, 100-200
@@ -80,6 +81,19 @@ run_jobs() {  # BINARY OUT
     save_json=true plots=false project="$out" name=val >"$out/val.log" 2>&1
   "$bin" "${quiet[@]}" predict weights="$out/detect/weights/last.pt" source="$data/coco8/images/val" \
     imgsz=256 device=cpu conf=0.01 save_txt=true project="$out" name=predict >"$out/predict.log" 2>&1
+  # Each task's scorer with save_json (segmentation: native masks and RLE; OBB: DOTA files too),
+  # and predict's mask path.
+  "$bin" "${quiet[@]}" val "$cfg/coco8_pose_overfit.yaml" weights="$out/pose/weights/last.pt" \
+    save_json=true plots=false project="$out" name=val_pose >"$out/val_pose.log" 2>&1
+  "$bin" "${quiet[@]}" val "$cfg/coco8_seg_overfit.yaml" data="$work/seg/coco8_seg.yaml" \
+    weights="$out/segment/weights/last.pt" save_json=true plots=false project="$out" \
+    name=val_segment >"$out/val_segment.log" 2>&1
+  "$bin" "${quiet[@]}" val "$cfg/obb_overfit.yaml" data="$work/obb/obb.yaml" \
+    weights="$out/obb/weights/last.pt" save_json=true plots=false project="$out" \
+    name=val_obb >"$out/val_obb.log" 2>&1
+  "$bin" "${quiet[@]}" predict weights="$out/segment/weights/last.pt" \
+    source="$data/coco8/images/val" imgsz=256 device=cpu conf=0.01 save_txt=true project="$out" \
+    name=predict_segment >"$out/predict_segment.log" 2>&1
 }
 
 declare -A seconds
@@ -96,8 +110,16 @@ for run in detect pose segment obb resume; do
   [ "$("$python" "$TRAINER_ROOT/scripts/checkpoints.py" rows "$work/old/$run" "$work/new/$run")" = true ] || failed+=("$run/results.csv")
   [ "$("$python" "$TRAINER_ROOT/scripts/checkpoints.py" same-files "$work/old/$run" "$work/new/$run")" = true ] || failed+=("$run/weights")
 done
-cmp -s "$work/old/val/predictions.json" "$work/new/val/predictions.json" || failed+=("val/predictions.json")
-if ! diff -r -q "$work/old/predict/labels" "$work/new/predict/labels" >/dev/null; then failed+=("predict/labels"); fi
+for val in val val_pose val_segment val_obb; do
+  cmp -s "$work/old/$val/predictions.json" "$work/new/$val/predictions.json" || failed+=("$val/predictions.json")
+done
+for dota in predictions_txt predictions_merged_txt; do
+  [ -e "$work/old/val_obb/$dota" ] || [ -e "$work/new/val_obb/$dota" ] || continue
+  if ! diff -r -q "$work/old/val_obb/$dota" "$work/new/val_obb/$dota" >/dev/null 2>&1; then failed+=("val_obb/$dota"); fi
+done
+for predict in predict predict_segment; do
+  if ! diff -r -q "$work/old/$predict/labels" "$work/new/$predict/labels" >/dev/null; then failed+=("$predict/labels"); fi
+done
 compared=$(find "$work/old" -path '*/weights/*' \( -name '*.ckpt' -o -name '*.pt' \) | wc -l)
 list=$(printf '"%s",' "${failed[@]+"${failed[@]}"}")
 printf '{"old":"%s","new":"%s","old_s":%d,"new_s":%d,"weights_files":%d,"differing":[%s],"identical":%s}\n' \
