@@ -20,7 +20,7 @@ ORACLE_PACKAGES=(opencv-python-headless==4.10.0.84 matplotlib==3.11.2 pillow==13
 TENSORBOARD_VERSION=2.21.0
 TRAINER_CACHE=${TRAINER_CACHE:-$HOME/.cache/trainer}
 VENV=$TRAINER_CACHE/venv
-APT_PACKAGES=(build-essential cmake ninja-build ccache git pkg-config python3 python3-venv
+APT_PACKAGES=(build-essential cmake ninja-build ccache git pkg-config python3 python3-venv clang-format
               libopencv-dev libopencv-videoio-dev libgloo-dev libyaml-cpp-dev libspdlog-dev libcli11-dev doctest-dev
               nlohmann-json3-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev)
 # clang 14 and its runtimes (libclang_rt.fuzzer, asan, ubsan live in libclang-rt-14-dev).

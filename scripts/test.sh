@@ -10,6 +10,7 @@ set -euo pipefail
 source "$(dirname "$0")/env.sh"
 
 "$TRAINER_ROOT/scripts/setup.sh"
+"$TRAINER_ROOT/scripts/check_format.sh"
 "$TRAINER_ROOT/scripts/build.sh"
 if [ "${TRAINER_SKIP_CUDA_BUILD:-0}" != 1 ] && { command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; }; then
   if [ "${TRAINER_CUDA_BUILD:-objects}" = full ]; then
