@@ -121,7 +121,8 @@ for predict in predict predict_segment; do
   if ! diff -r -q "$work/old/$predict/labels" "$work/new/$predict/labels" >/dev/null; then failed+=("$predict/labels"); fi
 done
 compared=$(find "$work/old" -path '*/weights/*' \( -name '*.ckpt' -o -name '*.pt' \) | wc -l)
-list=$(printf '"%s",' "${failed[@]+"${failed[@]}"}")
+list=""
+[ ${#failed[@]} -eq 0 ] || list=$(printf '"%s",' "${failed[@]}")
 printf '{"old":"%s","new":"%s","old_s":%d,"new_s":%d,"weights_files":%d,"differing":[%s],"identical":%s}\n' \
   "$old" "$new" "${seconds[old]}" "${seconds[new]}" "$compared" "${list%,}" \
   "$([ ${#failed[@]} -eq 0 ] && echo true || echo false)"

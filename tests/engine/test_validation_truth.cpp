@@ -56,7 +56,7 @@ TEST_CASE("validation truth: class + 1 ids, numeric stems as image ids, box area
   CHECK(crowd.area == doctest::Approx(200.0));  // 20 x 10
 }
 
-TEST_CASE("validation truth: 80 classes take COCO's 91-id map; repeated stems take the index") {
+TEST_CASE("validation truth: 80 classes take COCO's 91-id map, repeated stems take the index") {
   auto index = two_images(80);
   index.items[1].coco_image_id = 9;  // two images with the same stem: ids are the indices
   const auto truth = engine::build_validation_truth(index, {}, core::TrainConfig{});
