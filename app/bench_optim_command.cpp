@@ -13,8 +13,8 @@
 #include "bench/peak_memory.h"
 #include "bench/run_record.h"
 #include "core/atomic_file.h"
-#include "model/detection_model.h"
 #include "model/model_name.h"
+#include "model/yolo_model.h"
 
 namespace trainer::app {
 namespace {
@@ -47,8 +47,8 @@ void log_summary(const bench::Json& j) {
 int run_bench_optim(OptimBenchCli opts) {
   opts.bench.device = bench::resolve_device(opts.device);
   const model::ModelName name = model::parse_model_name(opts.model);
-  model::DetectionModel net = opts.tiny ? model::build_tiny_detection_model(name.family, 80)
-                                        : model::build_detection_model(name, 80);
+  model::YoloModel net =
+      opts.tiny ? model::build_tiny_yolo_model(name.family, 80) : model::build_yolo_model(name, 80);
   opts.bench.head_prefix = fmt::format("model.{}.", net->layer_modules().size() - 1);
   const std::string label = opts.tiny ? name.display() + " (tiny test width)" : name.display();
   spdlog::info("bench optim: {} on {}, {} warm-up + {} measured steps per arm, {} rounds", label,

@@ -82,7 +82,7 @@ int run_preview(const DataOptions& opts) {
   data::LoadOptions load;
   // An OBB config (model yolo26n-obb, or task: obb) draws the labels' rotated boxes; a
   // segmentation config (yolo26n-seg, task: segment) their masks.
-  const core::Task task = engine::run_task(cfg);
+  const core::Task task = engine::resolved_task(cfg);
   if (task == core::Task::kObb) load.polygons = data::PolygonKind::kOrientedBoxes;
   if (task == core::Task::kSegment) load.polygons = data::PolygonKind::kOutlines;
   const data::DatasetIndex index = data::load_split(spec, data::Split::kTrain, load);

@@ -15,9 +15,9 @@
 #include "core/error.h"
 #include "engine/checkpoint/model_from_weights.h"
 #include "engine/checkpoint/model_source.h"
-#include "model/detection_model.h"
 #include "model/model_summary.h"
 #include "model/weights_io.h"
+#include "model/yolo_model.h"
 
 namespace trainer::app {
 namespace {
@@ -56,7 +56,7 @@ int run_info(const InfoOptions& opts) {
     }
   }
   model::ModelName name;
-  model::DetectionModel model{nullptr};
+  model::YoloModel model{nullptr};
   if (engine::is_weights_file(model_text)) {
     // The architecture, classes and weights the file holds.
     auto loaded = engine::load_model_from_weights(model_text, "", "");
@@ -73,7 +73,7 @@ int run_info(const InfoOptions& opts) {
     }
   } else {
     name = model::parse_model_name(model_text);
-    model = model::build_detection_model(name, static_cast<int>(nc));
+    model = model::build_yolo_model(name, static_cast<int>(nc));
   }
   if (!weights.empty()) {
     model::load_weights(*model, std::filesystem::path(weights));

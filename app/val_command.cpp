@@ -100,7 +100,7 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
             require_weights_and_dataset(config, weights);
             if (config.run.name == "train") config.run.name = "val";
             use_reference_architecture(weights, config);
-            config.run.task = engine::run_task(config);  // model=best.pt: the task it was for
+            config.run.task = engine::resolved_task(config);  // model=best.pt: the task it was for
             const auto task = engine::make_task_definition(config);
             const auto device = engine::resolve_device(config.run.device);
             if (config.run.deterministic) engine::ensure_cublas_workspace_config();

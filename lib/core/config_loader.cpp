@@ -278,7 +278,7 @@ void round_imgsz_to_stride(LoadedConfig& loaded) {
 // The task from the `task` key and the model name (a contradiction is a ConfigError naming both),
 // stored so that the loaded config, its table and its args.yaml all name the run's task.
 // A weights file's task is the one it was trained for, which only the engine can read
-// (engine::run_task); it stays unset here unless the `task` key names it.
+// (engine::resolved_task); it stays unset here unless the `task` key names it.
 void resolve_config_task(LoadedConfig& loaded) {
   const std::string ext = std::filesystem::path(loaded.config.model.model).extension().string();
   if (!loaded.config.run.task && (ext == ".pt" || ext == ".ckpt")) return;

@@ -40,7 +40,7 @@ std::vector<int64_t> frozen_layer_indices(const std::string& freeze, int64_t lay
   return out;
 }
 
-std::vector<std::string> freeze_layers(model::DetectionModelImpl& model,
+std::vector<std::string> freeze_layers(model::YoloModelImpl& model,
                                        const std::vector<int64_t>& layers) {
   std::vector<std::string> frozen;
   bool any_trainable = false;
@@ -59,8 +59,7 @@ std::vector<std::string> freeze_layers(model::DetectionModelImpl& model,
   return frozen;
 }
 
-void keep_frozen_batchnorm_eval(model::DetectionModelImpl& model,
-                                const std::vector<int64_t>& layers) {
+void keep_frozen_batchnorm_eval(model::YoloModelImpl& model, const std::vector<int64_t>& layers) {
   for (const auto& item : model.named_modules("", /*include_self=*/false)) {
     if (item.value()->as<torch::nn::BatchNorm2d>() && in_layers(item.key() + ".", layers)) {
       item.value()->eval();

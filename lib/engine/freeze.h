@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "model/detection_model.h"
+#include "model/yolo_model.h"
 
 namespace trainer::engine {
 
@@ -20,11 +20,10 @@ std::vector<int64_t> frozen_layer_indices(const std::string& freeze, int64_t lay
 // Freezes `layers` of `model`: their parameters' requires_grad becomes false and their BatchNorm
 // layers go to eval mode. Returns the frozen parameters' names. Throws core::ConfigError when
 // nothing trainable would be left.
-std::vector<std::string> freeze_layers(model::DetectionModelImpl& model,
+std::vector<std::string> freeze_layers(model::YoloModelImpl& model,
                                        const std::vector<int64_t>& layers);
 
 // Puts the BatchNorm layers of `layers` back in eval mode (after a model.train()).
-void keep_frozen_batchnorm_eval(model::DetectionModelImpl& model,
-                                const std::vector<int64_t>& layers);
+void keep_frozen_batchnorm_eval(model::YoloModelImpl& model, const std::vector<int64_t>& layers);
 
 }  // namespace trainer::engine

@@ -28,7 +28,7 @@ data::DatasetIndex load_run_split(const core::TrainConfig& config, const data::D
   selection.classes = data::parse_class_list(config.data.classes, spec.nc());
   selection.single_cls = config.data.single_cls;
   data::LoadOptions options;
-  const core::Task task = run_task(config);
+  const core::Task task = resolved_task(config);
   if (task == core::Task::kObb) options.polygons = data::PolygonKind::kOrientedBoxes;
   if (task == core::Task::kSegment) options.polygons = data::PolygonKind::kOutlines;
   data::DatasetIndex index = data::load_split(spec, split, options);

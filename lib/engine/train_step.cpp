@@ -55,7 +55,7 @@ void TrainStep::run(const data::Batch& batch, int64_t ni, StageClock* clock) {
   loss::LossResult result;
   {
     core::AutocastGuard autocast(ctx_.device.type(), at::kBFloat16, ctx_.bf16());
-    auto outputs = ctx_.model->forward_train(images);
+    auto outputs = ctx_.model->forward_for_loss(images);
     result = (*ctx_.criterion)(
         outputs,
         loss::LossTargets{labels, batch.keypoints, batch.rboxes, batch.masks, batch.overlap_masks},

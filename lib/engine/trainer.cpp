@@ -78,7 +78,7 @@ std::vector<double> learning_rates(TrainingContext& ctx) {
 // before it. A kill anywhere before the rename of last.ckpt leaves last.ckpt at the previous
 // epoch, so resume redoes this epoch and rewrites every one of them exactly; a kill after it
 // leaves the epoch complete. (A last.ckpt whose best_epoch has no best.ckpt cannot happen.)
-void save_checkpoints(const Checkpoint& ckpt, model::DetectionModelImpl& eval_model,
+void save_checkpoints(const Checkpoint& ckpt, model::YoloModelImpl& eval_model,
                       const std::filesystem::path& weights_dir, bool improved, int64_t save_period,
                       const std::function<void()>& before_commit) {
   if (improved) {
@@ -118,7 +118,7 @@ FitResult fit(const core::TrainConfig& user_config, const FitOptions& options) {
   make_task_definition(user_config);  // an unimplemented task fails before the run folder exists
   // This rank's config: its own device from a device list (device=0,1 -> rank 1 uses 1).
   core::TrainConfig config = user_config;
-  config.run.task = run_task(user_config);  // a weights file's own task, recorded in args.yaml
+  config.run.task = resolved_task(user_config);  // a weights file's own task, recorded in args.yaml
   config.run.device = device_for_rank(user_config.run.device, options.local_rank,
                                       group ? options.local_world_size : 1);
   // Every check that loads no data, before the run folder and the configuration table: a bad

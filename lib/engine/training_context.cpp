@@ -22,7 +22,7 @@
 
 namespace trainer::engine {
 
-optim::NamedTensors named_state(model::DetectionModelImpl& model) {
+optim::NamedTensors named_state(model::YoloModelImpl& model) {
   optim::NamedTensors out;
   for (const auto& p : model.named_parameters()) out.emplace_back(p.key(), p.value());
   for (const auto& b : model.named_buffers()) out.emplace_back(b.key(), b.value());
@@ -47,7 +47,7 @@ optim::OptimizerChoice choose_optimizer(const core::TrainConfig& config, int64_t
 
 std::unique_ptr<optim::Optimizer> build_optimizer(const core::TrainConfig& config,
                                                   const optim::OptimizerChoice& choice,
-                                                  model::DetectionModelImpl& model,
+                                                  model::YoloModelImpl& model,
                                                   const std::vector<std::string>& frozen) {
   optim::GroupingOptions grouping;
   grouping.use_muon = optim::uses_muon_groups(choice.kind);

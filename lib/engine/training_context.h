@@ -17,8 +17,8 @@
 #include "distributed/group.h"
 #include "engine/precision/precision_choice.h"
 #include "engine/task/task_definition.h"
-#include "loss/detection_loss.h"
-#include "model/detection_model.h"
+#include "loss/yolo_loss.h"
+#include "model/yolo_model.h"
 #include "optim/ema.h"
 #include "optim/lr_schedule.h"
 #include "optim/optimizer.h"
@@ -34,8 +34,8 @@ struct TrainingContext {
   std::shared_ptr<data::DatasetIndex> train_set;
   std::shared_ptr<data::DatasetIndex> val_set;  // null when not needed
   std::unique_ptr<data::Loader> train_loader;
-  model::DetectionModel model{nullptr};
-  std::unique_ptr<loss::DetectionLoss> criterion;
+  model::YoloModel model{nullptr};
+  std::unique_ptr<loss::YoloLoss> criterion;
   EpochColumns columns;  // the task's results columns for this model (loss item names, metrics)
   optim::OptimizerChoice optimizer_choice;
   std::unique_ptr<optim::Optimizer> optimizer;
@@ -83,7 +83,7 @@ TrainingContext build_training_context(const core::TrainConfig& config,
                                        const ContextOptions& options = {});
 
 // The model, parameter names as the reference's state-dict keys (parameters then buffers).
-optim::NamedTensors named_state(model::DetectionModelImpl& model);
+optim::NamedTensors named_state(model::YoloModelImpl& model);
 
 // The reference's optimizer choice for `config` (optimizer: auto rules included).
 optim::OptimizerChoice choose_optimizer(const core::TrainConfig& config, int64_t train_images,
@@ -92,7 +92,7 @@ optim::OptimizerChoice choose_optimizer(const core::TrainConfig& config, int64_t
 // the `frozen` parameters (by name) are left out.
 std::unique_ptr<optim::Optimizer> build_optimizer(const core::TrainConfig& config,
                                                   const optim::OptimizerChoice& choice,
-                                                  model::DetectionModelImpl& model,
+                                                  model::YoloModelImpl& model,
                                                   const std::vector<std::string>& frozen = {});
 
 }  // namespace trainer::engine

@@ -43,12 +43,12 @@ constexpr int64_t kCpuForwardChunk = 2;
 // into one batch. On the CPU a batch of 16 at 640 px moves ~1 GB of activations through memory
 // the caches cannot hold; slices of a few images give the same outputs (every layer is per image
 // in eval mode) faster and with a fraction of the peak memory.
-model::DetectOutput forward_in_chunks(model::DetectionModelImpl& model, const at::Tensor& images,
+model::DetectOutput forward_in_chunks(model::YoloModelImpl& model, const at::Tensor& images,
                                       int64_t chunk) {
-  if (chunk <= 0 || images.size(0) <= chunk) return model.forward_train(images);
+  if (chunk <= 0 || images.size(0) <= chunk) return model.forward_for_loss(images);
   std::vector<model::DetectOutput> parts;
   for (int64_t start = 0; start < images.size(0); start += chunk) {
-    parts.push_back(model.forward_train(images.slice(0, start, start + chunk)));
+    parts.push_back(model.forward_for_loss(images.slice(0, start, start + chunk)));
   }
   model::DetectOutput out;
   for (const auto field : model::DetectOutput::fields()) {
@@ -84,7 +84,7 @@ ValidationOptions ValidationOptions::from_config(const core::TrainConfig& config
   // The reference's OBB validator keeps scores > 0.01 where the others keep > 0.001: an OBB run
   // with conf at its default takes 0.01 (any other value is the user's).
   const core::TrainConfig defaults;
-  if (run_task(config) == core::Task::kObb && config.run.conf == defaults.run.conf) {
+  if (resolved_task(config) == core::Task::kObb && config.run.conf == defaults.run.conf) {
     o.predict.conf = kObbValidationConf;
   }
   o.predict.iou = config.run.iou;
@@ -94,7 +94,7 @@ ValidationOptions ValidationOptions::from_config(const core::TrainConfig& config
   return o;
 }
 
-ValidationResult Validator::run(model::DetectionModelImpl& model, loss::DetectionLoss* criterion,
+ValidationResult Validator::run(model::YoloModelImpl& model, loss::YoloLoss* criterion,
                                 const ValidationOptions& options) {
   ModeGuard mode(model);
   torch::NoGradGuard no_grad;

@@ -19,8 +19,8 @@
 #include "data/loader.h"
 #include "engine/validation_result.h"
 #include "engine/validation_truth.h"
-#include "loss/detection_loss.h"
-#include "model/detection_model.h"
+#include "loss/yolo_loss.h"
+#include "model/yolo_model.h"
 
 namespace trainer::engine {
 
@@ -49,7 +49,7 @@ class Validator {
 
   // Scores `model` (switched to eval mode for the call, its mode restored) with its task's scorer.
   // `criterion` (optional) gives the val loss.
-  ValidationResult run(model::DetectionModelImpl& model, loss::DetectionLoss* criterion,
+  ValidationResult run(model::YoloModelImpl& model, loss::YoloLoss* criterion,
                        const ValidationOptions& options);
 
   // The category id written for class `cls` (COCO: the 91-id map; a json dataset: its ids).

@@ -10,7 +10,7 @@ namespace trainer::loss {
 
 ObbLoss::ObbLoss(int num_classes, int reg_max, std::vector<double> strides, LossGains gains,
                  double angle_gain, bool end2end)
-    : DetectionLoss(num_classes, reg_max, strides, gains, end2end),
+    : YoloLoss(num_classes, reg_max, strides, gains, end2end),
       obb_o2m_(num_classes, reg_max, strides, gains, angle_gain, /*topk=*/10),
       obb_o2o_(num_classes, reg_max, strides, gains, angle_gain, /*topk=*/7, /*topk2=*/1) {}
 

@@ -3,23 +3,23 @@
 // reference's OBBModel.init_criterion builds it (E2ELoss over v8OBBLoss; the angle term is active
 // for both families).
 //
-// Why a DetectionLoss: the trainer holds one loss object, calls it with the head outputs and the
+// Why a YoloLoss: the trainer holds one loss object, calls it with the head outputs and the
 // batch targets, and updates the ProgLoss weights at each epoch's end, whatever the task.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "loss/detection_loss.h"
 #include "loss/obb_head_loss.h"
+#include "loss/yolo_loss.h"
 
 namespace trainer::loss {
 
-class ObbLoss : public DetectionLoss {
+class ObbLoss : public YoloLoss {
  public:
   ObbLoss(int num_classes, int reg_max, std::vector<double> strides, LossGains gains,
           double angle_gain, bool end2end);
-  using DetectionLoss::operator();
+  using YoloLoss::operator();
 
   // Items: (4,) [box, cls, dfl | l1, angle] (the o2o items when end2end). targets.rboxes is
   // required (the batch's rotated boxes, rows of targets.labels).

@@ -29,7 +29,7 @@ PoseHeadConfig head_config(PoseGains gains, int64_t k, int64_t ndim,
 PoseLoss::PoseLoss(int num_classes, int reg_max, std::vector<double> strides, LossGains gains,
                    PoseGains pose_gains, bool end2end, int64_t num_keypoints, int64_t keypoint_dim,
                    std::vector<double> sigmas, std::optional<KeypointFlow> flow)
-    : DetectionLoss(num_classes, reg_max, strides, gains, end2end),
+    : YoloLoss(num_classes, reg_max, strides, gains, end2end),
       pose_o2m_(HeadLoss(num_classes, reg_max, strides, gains, /*topk=*/10),
                 head_config(pose_gains, num_keypoints, keypoint_dim, sigmas, flow)),
       pose_o2o_(HeadLoss(num_classes, reg_max, strides, gains, /*topk=*/7, /*topk2=*/1),

@@ -2,7 +2,7 @@
 // or for end-to-end models (YOLO26) the ProgLoss-weighted sum of both branches' pose losses, as
 // the reference's PoseModel.init_criterion builds it (E2ELoss over PoseLoss26 / v8PoseLoss).
 //
-// Why a DetectionLoss: the trainer holds one loss object, calls it with the head outputs and the
+// Why a YoloLoss: the trainer holds one loss object, calls it with the head outputs and the
 // batch targets, and updates the ProgLoss weights at each epoch's end, whatever the task.
 #pragma once
 
@@ -10,22 +10,22 @@
 #include <string>
 #include <vector>
 
-#include "loss/detection_loss.h"
 #include "loss/keypoint_flow.h"
 #include "loss/pose_head_loss.h"
+#include "loss/yolo_loss.h"
 
 namespace trainer::loss {
 
-class PoseLoss : public DetectionLoss {
+class PoseLoss : public YoloLoss {
  public:
   // sigmas: the dataset's kpt_oks_sigmas, empty for the default (keypoint_sigmas.h). flow: the
   // YOLO26 head's RealNVP (keypoint_flow()), which selects PoseLoss26 (OKS assigner, raw + anchor
-  // decode, RLE term); nullopt selects v8PoseLoss (YOLO11). end2end as DetectionLoss.
+  // decode, RLE term); nullopt selects v8PoseLoss (YOLO11). end2end as YoloLoss.
   PoseLoss(int num_classes, int reg_max, std::vector<double> strides, LossGains gains,
            PoseGains pose_gains, bool end2end, int64_t num_keypoints, int64_t keypoint_dim,
            std::vector<double> sigmas = {}, std::optional<KeypointFlow> flow = std::nullopt);
 
-  using DetectionLoss::operator();
+  using YoloLoss::operator();
   // Items: (5,) [box, pose, kobj, cls, dfl] (YOLO11) or (6,) [box, pose, kobj, cls, l1, rle]
   // (YOLO26; the o2o items when end2end). targets.keypoints is required. Outputs without sigma
   // channels (validation) give rle 0.

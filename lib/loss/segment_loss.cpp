@@ -11,7 +11,7 @@ namespace trainer::loss {
 
 SegmentLoss::SegmentLoss(int num_classes, int reg_max, std::vector<double> strides, LossGains gains,
                          bool end2end)
-    : DetectionLoss(num_classes, reg_max, strides, gains, end2end),
+    : YoloLoss(num_classes, reg_max, strides, gains, end2end),
       seg_o2m_(HeadLoss(num_classes, reg_max, strides, gains, /*topk=*/10), end2end, gains.box),
       seg_o2o_(HeadLoss(num_classes, reg_max, strides, gains, /*topk=*/7, /*topk2=*/1), end2end,
                gains.box) {}

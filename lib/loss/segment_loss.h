@@ -3,24 +3,24 @@
 // SegmentLoss26 under E2ELoss) the ProgLoss-weighted sum of both branches' losses, the one-to-one
 // branch seeing detached prototypes and semantic logits (so it trains only its own towers).
 //
-// Why a DetectionLoss: the trainer holds one loss object, calls it with the head outputs and the
+// Why a YoloLoss: the trainer holds one loss object, calls it with the head outputs and the
 // batch targets, and updates the ProgLoss weights at each epoch's end, whatever the task.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "loss/detection_loss.h"
 #include "loss/segment_head_loss.h"
+#include "loss/yolo_loss.h"
 
 namespace trainer::loss {
 
-class SegmentLoss : public DetectionLoss {
+class SegmentLoss : public YoloLoss {
  public:
   // end2end: YOLO26 (the mask-aware assigner on both branches, o2m topk 10, o2o topk 7 / 1).
   SegmentLoss(int num_classes, int reg_max, std::vector<double> strides, LossGains gains,
               bool end2end);
-  using DetectionLoss::operator();
+  using YoloLoss::operator();
 
   // Items: (5,) [box, seg, cls, dfl | l1, sem] (the o2o items when end2end). targets.masks is
   // required (data/batch.h), in the layout targets.overlap_masks says.

@@ -13,14 +13,14 @@ void fuse_batchnorms(torch::nn::Module& model) {
   }
 }
 
-void keep_decoded_branch(DetectionModelImpl& model, bool use_one2many) {
+void keep_decoded_branch(YoloModelImpl& model, bool use_one2many) {
   const bool one2one = model.end2end() && !use_one2many;
   model.head()->set_branches(one2one ? DetectImpl::Branches::kOne2One
                                      : DetectImpl::Branches::kOne2Many);
 }
 
-DetectionModel fused_copy(const DetectionModelImpl& source) {
-  DetectionModel copy(source.name(), source.spec());
+YoloModel fused_copy(const YoloModelImpl& source) {
+  YoloModel copy(source.name(), source.spec());
   const auto params = source.named_parameters(/*recurse=*/true);
   const auto buffers = source.named_buffers(/*recurse=*/true);
   copy->to(params[size_t{0}].value().device());  // float32 like every model we build

@@ -131,7 +131,7 @@ std::string thousands(int64_t value) {
   return value < 0 ? "-" + out : out;
 }
 
-ModelSummary summarize_model(DetectionModelImpl& model, int64_t imgsz) {
+ModelSummary summarize_model(YoloModelImpl& model, int64_t imgsz) {
   ModelSummary s;
   const auto layers = model.layer_modules();
   const auto& spec = model.spec();
@@ -157,7 +157,7 @@ ModelSummary summarize_model(DetectionModelImpl& model, int64_t imgsz) {
     const bool was_training = model.is_training();
     model.eval();  // keep BN statistics untouched; the counted ops are the same
     FlopCountScope scope(&s.flops_at_32);
-    const auto raw = model.forward_train(torch::zeros({1, 3, 32, 32}));
+    const auto raw = model.forward_for_loss(torch::zeros({1, 3, 32, 32}));
     model.head()->decode_output(raw, model.end2end());
     if (was_training) model.train();
   }

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "model/detection_model.h"
+#include "model/yolo_model.h"
 
 namespace trainer::model {
 
@@ -36,7 +36,7 @@ struct ModelSummary {
 };
 
 // Runs one forward at 32x32 to count FLOPs, as the reference does, and scales to imgsz.
-ModelSummary summarize_model(DetectionModelImpl& model, int64_t imgsz = 640);
+ModelSummary summarize_model(YoloModelImpl& model, int64_t imgsz = 640);
 
 // The table and the one-line summary, e.g.
 // "yolo26n summary: 260 layers, 2,572,280 parameters, 2,572,280 gradients, 6.2 GFLOPs".

@@ -197,7 +197,7 @@ class Session {
   std::vector<std::string> names_;
   std::vector<int64_t> category_ids_;
   std::vector<std::string> stems_;  // output stem per source (output_names.h)
-  model::DetectionModel model_{nullptr};
+  model::YoloModel model_{nullptr};
   std::unique_ptr<Predictor> predictor_;
   PredictSummary summary_;
   std::vector<Pending> pending_;

@@ -45,8 +45,7 @@ data::ImageGeometry input_to_original(int input_height, int input_width, int ori
   return g;
 }
 
-Predictor::Predictor(model::DetectionModelImpl& model, const PredictOptions& options,
-                     c10::Device device)
+Predictor::Predictor(model::YoloModelImpl& model, const PredictOptions& options, c10::Device device)
     : model_(model), device_(device), imgsz_(options.imgsz), half_(options.half) {
   postprocess_.conf = options.conf;
   postprocess_.iou = options.iou;
@@ -104,7 +103,7 @@ std::vector<ImagePrediction> Predictor::run(const std::vector<cv::Mat>& images, 
   model::DetectOutput raw;
   {
     core::AutocastGuard autocast(device_.type(), at::kBFloat16, half_ && device_.is_cuda());
-    raw = model_.forward_train(input);
+    raw = model_.forward_for_loss(input);
   }
   engine::synchronize(device_);
   timing.inference_ms += elapsed_ms(t0);

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "data/batch.h"
-#include "model/detection_model.h"
+#include "model/yolo_model.h"
 #include "predict/predict_options.h"
 
 namespace trainer::predict {
@@ -54,13 +54,13 @@ data::ImageGeometry input_to_original(int input_height, int input_width, int ori
 class Predictor {
  public:
   // `model` is run as given (the caller passes an eval-mode, fused copy on `device`).
-  Predictor(model::DetectionModelImpl& model, const PredictOptions& options, c10::Device device);
+  Predictor(model::YoloModelImpl& model, const PredictOptions& options, c10::Device device);
 
   // One batch of BGR images (any sizes). Adds this batch's times to `timing`.
   std::vector<ImagePrediction> run(const std::vector<cv::Mat>& images, Timing& timing);
 
  private:
-  model::DetectionModelImpl& model_;
+  model::YoloModelImpl& model_;
   model::PredictOptions postprocess_;
   c10::Device device_;
   int imgsz_;

@@ -30,9 +30,9 @@
 #include "engine/training_context.h"
 #include "engine/validator.h"
 #include "integration/fit_fixture.h"
-#include "model/detection_model.h"
 #include "model/model_name.h"
 #include "model/postprocess.h"
+#include "model/yolo_model.h"
 #include "test_support.h"
 
 using namespace trainer;
@@ -91,9 +91,9 @@ std::pair<at::Tensor, at::Tensor> fixed_batch() {
   return {images, labels};
 }
 
-model::DetectionModel seeded_model(const c10::Device& device) {
+model::YoloModel seeded_model(const c10::Device& device) {
   torch::manual_seed(0);
-  auto m = model::build_detection_model(model::parse_model_name("yolo26t"), 6);
+  auto m = model::build_yolo_model(model::parse_model_name("yolo26t"), 6);
   m->to(device);
   return m;
 }
@@ -107,15 +107,14 @@ struct Pass {
 Pass forward_backward(const c10::Device& device, bool bf16) {
   auto net = seeded_model(device);
   net->train();
-  loss::DetectionLoss criterion(6, net->reg_max(), net->strides(), loss::LossGains{},
-                                net->end2end());
+  loss::YoloLoss criterion(6, net->reg_max(), net->strides(), loss::LossGains{}, net->end2end());
   auto [images, labels] = fixed_batch();
   images = images.to(device);
   labels = labels.to(device);
   loss::LossResult r;
   {
     core::AutocastGuard autocast(device.type(), at::kBFloat16, bf16);
-    r = criterion(net->forward_train(images), labels, images.size(0));
+    r = criterion(net->forward_for_loss(images), labels, images.size(0));
   }
   r.total.backward();
   Pass p;
@@ -269,8 +268,8 @@ TEST_CASE("cuda: one validation batch: decode matches the CPU, NMS on the GPU eq
   gpu_net->eval();
   torch::NoGradGuard no_grad;
   const auto images = fixed_batch().first;
-  const auto cpu_raw = cpu_net->forward_train(images);
-  const auto gpu_raw = gpu_net->forward_train(images.to(kCuda0));
+  const auto cpu_raw = cpu_net->forward_for_loss(images);
+  const auto gpu_raw = gpu_net->forward_for_loss(images.to(kCuda0));
   const auto cpu_decoded = cpu_net->head()->decode(cpu_raw.one2many);
   const auto gpu_decoded = gpu_net->head()->decode(gpu_raw.one2many);
   // Boxes in pixels (up to 128) and sigmoid scores: 1e-3 absolute covers fp32 reordering.

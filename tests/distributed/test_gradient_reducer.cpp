@@ -11,8 +11,8 @@
 #include <mutex>
 
 #include "distributed/gradient_reducer.h"
-#include "model/detection_model.h"
 #include "model/model_name.h"
+#include "model/yolo_model.h"
 #include "rank_threads.h"
 
 using trainer::distributed::GradientReducer;
@@ -20,22 +20,22 @@ using trainer::distributed::Group;
 
 namespace {
 
-trainer::model::DetectionModel make_model(uint64_t seed) {
+trainer::model::YoloModel make_model(uint64_t seed) {
   torch::manual_seed(seed);
-  auto m = trainer::model::build_detection_model(trainer::model::parse_model_name("yolo26t"), 2);
+  auto m = trainer::model::build_yolo_model(trainer::model::parse_model_name("yolo26t"), 2);
   m->eval();  // BatchNorm uses its running statistics: no batch dependence
   return m;
 }
 
 // A per-image additive loss on the one-to-many outputs only.
-at::Tensor image_sum_loss(trainer::model::DetectionModelImpl& model, const at::Tensor& images) {
-  const auto out = model.forward_train(images);
+at::Tensor image_sum_loss(trainer::model::YoloModelImpl& model, const at::Tensor& images) {
+  const auto out = model.forward_for_loss(images);
   at::Tensor loss = torch::zeros({});
   for (const auto& level : out.one2many) loss = loss + level.pow(2).sum() * 1e-3;
   return loss;
 }
 
-std::vector<std::pair<std::string, at::Tensor>> trainable(trainer::model::DetectionModelImpl& m) {
+std::vector<std::pair<std::string, at::Tensor>> trainable(trainer::model::YoloModelImpl& m) {
   std::vector<std::pair<std::string, at::Tensor>> out;
   for (const auto& p : m.named_parameters()) {
     if (p.value().requires_grad()) out.emplace_back(p.key(), p.value());
@@ -43,7 +43,7 @@ std::vector<std::pair<std::string, at::Tensor>> trainable(trainer::model::Detect
   return out;
 }
 
-std::map<std::string, at::Tensor> grads_of(trainer::model::DetectionModelImpl& m) {
+std::map<std::string, at::Tensor> grads_of(trainer::model::YoloModelImpl& m) {
   std::map<std::string, at::Tensor> g;
   for (const auto& [name, p] : trainable(m)) {
     g[name] = p.grad().defined() ? p.grad().clone() : torch::zeros_like(p);
@@ -65,7 +65,7 @@ TEST_CASE("reducer: 2 ranks x batch 2 equal 1 rank x batch 4, over two accumulat
   // Models are built here, not on the rank threads: torch's generator is global, and two threads
   // seeding and drawing from it at once would interleave. Rank 1 starts from other weights; rank
   // 0 from the single model's, which the broadcast spreads.
-  std::vector<trainer::model::DetectionModel> models{make_model(1), make_model(101)};
+  std::vector<trainer::model::YoloModel> models{make_model(1), make_model(101)};
   std::mutex m;
   std::vector<std::map<std::string, at::Tensor>> ranks(2);
   trainer::test::run_ranks("reducer", 2, [&](int rank, Group& g) {

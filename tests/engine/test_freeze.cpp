@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "engine/freeze.h"
-#include "model/detection_model.h"
+#include "model/yolo_model.h"
 #include "optim/param_groups.h"
 
 using namespace trainer;
@@ -23,7 +23,7 @@ TEST_CASE("freeze: N names layers 0..N-1, a list names its layers, empty names n
 }
 
 TEST_CASE("freeze: the named layers lose requires_grad, BatchNorm eval, optimizer excludes them") {
-  auto model = model::build_tiny_detection_model(model::ModelFamily::kYolo26, 3);
+  auto model = model::build_tiny_yolo_model(model::ModelFamily::kYolo26, 3);
   model->train();
   const auto frozen = freeze_layers(*model, {0, 2});
   REQUIRE(!frozen.empty());
@@ -64,7 +64,7 @@ TEST_CASE("freeze: the named layers lose requires_grad, BatchNorm eval, optimize
 }
 
 TEST_CASE("freeze: freezing every layer is refused") {
-  auto model = model::build_tiny_detection_model(model::ModelFamily::kYolo26, 3);
+  auto model = model::build_tiny_yolo_model(model::ModelFamily::kYolo26, 3);
   std::vector<int64_t> every;
   for (size_t i = 0; i < model->layer_modules().size(); ++i)
     every.push_back(static_cast<int64_t>(i));

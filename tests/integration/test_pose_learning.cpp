@@ -52,7 +52,7 @@ void check_learns(const std::string& model_name) {
   for (int step = 0; step < 150; ++step) {
     optimizer.zero_grad();
     const auto result =
-        (*criterion)(model->forward_train(images),
+        (*criterion)(model->forward_for_loss(images),
                      loss::LossTargets{batch->labels, batch->keypoints, batch->rboxes, batch->masks,
                                        batch->overlap_masks},
                      images.size(0));

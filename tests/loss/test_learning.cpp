@@ -13,8 +13,8 @@
 
 #include "core/autocast_guard.h"
 #include "data/image_io.h"
-#include "loss/detection_loss.h"
-#include "model/detection_model.h"
+#include "loss/yolo_loss.h"
+#include "model/yolo_model.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
@@ -80,10 +80,10 @@ Trajectory overfit(model::ModelFamily family, const FixedBatch& batch, bool bf16
   const int threads = torch::get_num_threads();
   torch::set_num_threads(1);
   torch::manual_seed(0);
-  auto net = model::build_tiny_detection_model(family, 80);
+  auto net = model::build_tiny_yolo_model(family, 80);
   net->train();
-  loss::DetectionLoss criterion(net->num_classes(), net->reg_max(), net->strides(),
-                                loss::LossGains{}, net->end2end());
+  loss::YoloLoss criterion(net->num_classes(), net->reg_max(), net->strides(), loss::LossGains{},
+                           net->end2end());
   std::vector<torch::Tensor> params;
   for (const auto& p : net->parameters())
     if (p.requires_grad()) params.push_back(p);
@@ -95,7 +95,7 @@ Trajectory overfit(model::ModelFamily family, const FixedBatch& batch, bool bf16
     loss::LossResult r;
     {
       core::AutocastGuard guard(torch::kCPU, torch::kBFloat16, bf16);
-      r = criterion(net->forward_train(batch.images), batch.labels, b);
+      r = criterion(net->forward_for_loss(batch.images), batch.labels, b);
     }
     r.total.backward();
     for (const auto& p : params)

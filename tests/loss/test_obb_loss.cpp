@@ -11,8 +11,8 @@
 #include "loss/gt_targets.h"
 #include "loss/obb_head_loss.h"
 #include "loss/obb_loss.h"
-#include "model/detection_model.h"
 #include "model/rotated_box_ops.h"
+#include "model/yolo_model.h"
 
 using namespace trainer;
 using namespace trainer::loss;
@@ -99,9 +99,9 @@ TEST_CASE("obb loss: four finite items for both families, zero box terms without
   for (const auto family : {model::ModelFamily::kYolo26, model::ModelFamily::kYolo11}) {
     CAPTURE(static_cast<int>(family));
     torch::manual_seed(1);
-    auto net = model::build_tiny_detection_model(family, 3, core::Task::kObb);
+    auto net = model::build_tiny_yolo_model(family, 3, core::Task::kObb);
     net->train();
-    const auto out = net->forward_train(torch::rand({2, 3, 64, 64}));
+    const auto out = net->forward_for_loss(torch::rand({2, 3, 64, 64}));
     ObbLoss loss(3, net->reg_max(), net->strides(), {}, 1.0, net->end2end());
     CHECK(loss.item_names() == std::vector<std::string>{"box_loss", "cls_loss",
                                                         net->reg_max() > 1 ? "dfl_loss" : "l1_loss",
@@ -122,7 +122,7 @@ TEST_CASE("obb loss: four finite items for both families, zero box terms without
     CHECK(angle_grad.abs().sum().item<float>() > 0);
     // No objects: only the class term; the graph still reaches the angle tower.
     net->zero_grad();
-    const auto out2 = net->forward_train(torch::rand({2, 3, 64, 64}));
+    const auto out2 = net->forward_for_loss(torch::rand({2, 3, 64, 64}));
     LossTargets none;
     none.labels = torch::zeros({0, 6});
     none.rboxes = torch::zeros({0, 5});
@@ -140,9 +140,9 @@ TEST_CASE("obb assignment: a prediction equal to the GT gets ProbIoU 1 as its ta
   // One anchor's prediction is made the GT itself through the raw outputs; its overlap (ProbIoU)
   // is ~1, so the normalised target score of the best anchor is ~1.
   torch::manual_seed(2);
-  auto net = model::build_tiny_detection_model(model::ModelFamily::kYolo26, 1, core::Task::kObb);
+  auto net = model::build_tiny_yolo_model(model::ModelFamily::kYolo26, 1, core::Task::kObb);
   net->train();
-  const auto out = net->forward_train(torch::rand({1, 3, 64, 64}));
+  const auto out = net->forward_for_loss(torch::rand({1, 3, 64, 64}));
   ObbHeadLoss head(1, 1, net->strides(), {}, 1.0, 10);
   auto p = head.parse(out.one2many, out.one2many_angle);
   // GT: at anchor 0 of level 0 (centre (0.5, 0.5) grid units = (4, 4) px) a 16 x 8 px box, angle
@@ -204,14 +204,14 @@ TEST_CASE("obb learning: a tiny model fits drawn rotated bars (loss and angle lo
   for (const auto family : {model::ModelFamily::kYolo26, model::ModelFamily::kYolo11}) {
     CAPTURE(static_cast<int>(family));
     torch::manual_seed(0);
-    auto net = model::build_tiny_detection_model(family, 2, core::Task::kObb);
+    auto net = model::build_tiny_yolo_model(family, 2, core::Task::kObb);
     net->train();
     ObbLoss loss(2, net->reg_max(), net->strides(), {}, 1.0, net->end2end());
     torch::optim::SGD sgd(net->parameters(), torch::optim::SGDOptions(0.02).momentum(0.9));
     double first = 0, last = 0, first_angle = 0, last_angle = 0;
     for (int step = 0; step < 50; ++step) {
       sgd.zero_grad();
-      const auto r = loss(net->forward_train(batch), targets, 2);
+      const auto r = loss(net->forward_for_loss(batch), targets, 2);
       r.total.backward();
       for (const auto& p : net->parameters()) {
         if (p.grad().defined()) REQUIRE(torch::isfinite(p.grad()).all().item<bool>());

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <string>
 
-#include "model/detection_model.h"
+#include "model/yolo_model.h"
 
 using namespace trainer::model;
 
@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   const int iters = argc > 3 ? std::stoi(argv[3]) : 3;
   const bool bf16 = argc > 4 && std::string(argv[4]) == "bf16";
   torch::manual_seed(0);
-  auto model = build_detection_model(parse_model_name(name), 80);
+  auto model = build_yolo_model(parse_model_name(name), 80);
   model->train();
   for (const int64_t imgsz : {320, 640}) {
     auto images = torch::rand({batch, 3, imgsz, imgsz});
@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
           at::autocast::set_autocast_enabled(at::kCPU, true);
           at::autocast::increment_nesting();
         }
-        auto out = model->forward_train(images);
+        auto out = model->forward_for_loss(images);
         loss = torch::zeros({});
         for (const auto& l : out.one2many) loss = loss + l.to(torch::kFloat).mean();
         for (const auto& l : out.one2one) loss = loss + l.to(torch::kFloat).mean();

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "model/detection_model.h"
 #include "model/model_summary.h"
 #include "model/weights_io.h"
+#include "model/yolo_model.h"
 #include "test_support.h"
 
 namespace trainer::test {
@@ -43,7 +43,7 @@ inline std::vector<std::string> head_attribute_order(const torch::nn::Module& m,
 
 // The summary of `m` (built at nc=80) at 640 px equals the reference's figures for its name:
 // layers, modules, parameters and the unrounded GFLOPs. Returns the summary for further checks.
-inline model::ModelSummary check_reference_summary(model::DetectionModelImpl& m) {
+inline model::ModelSummary check_reference_summary(model::YoloModelImpl& m) {
   const auto ref = model::reference_figures(m.name());
   REQUIRE(ref.has_value());
   const auto s = model::summarize_model(m, 640);
@@ -63,11 +63,11 @@ void check_task_weights_round_trip(core::Task task, Prepare prepare) {
   for (const auto family : {ModelFamily::kYolo26, ModelFamily::kYolo11}) {
     CAPTURE(static_cast<int>(family));
     torch::manual_seed(5);
-    auto a = build_tiny_detection_model(family, 3, task);
+    auto a = build_tiny_yolo_model(family, 3, task);
     prepare(*a);
     save_weights(*a, dir / "task.pt");
     torch::manual_seed(6);
-    auto b = build_tiny_detection_model(family, 3, task);
+    auto b = build_tiny_yolo_model(family, 3, task);
     load_weights(*b, dir / "task.pt");
     const auto sa = state_dict(*a), sb = state_dict(*b);
     REQUIRE(sa.size() == sb.size());
@@ -77,7 +77,7 @@ void check_task_weights_round_trip(core::Task task, Prepare prepare) {
       CHECK(torch::equal(sa[i].second, sb[i].second));
     }
     // A detection model's weights do not fit the task model (its head keys are missing).
-    save_weights(*build_tiny_detection_model(family, 3), dir / "det.pt");
+    save_weights(*build_tiny_yolo_model(family, 3), dir / "det.pt");
     CHECK_THROWS(load_weights(*b, dir / "det.pt"));
   }
 }

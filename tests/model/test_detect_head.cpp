@@ -4,12 +4,12 @@
 #include <torch/torch.h>
 
 #include "model/anchors.h"
-#include "model/detection_model.h"
+#include "model/yolo_model.h"
 
 using namespace trainer::model;
 
 TEST_CASE("strides are 8 16 32 and anchors at 640 are the 8400 cell centres") {
-  auto model = build_tiny_detection_model(ModelFamily::kYolo26, 80);
+  auto model = build_tiny_yolo_model(ModelFamily::kYolo26, 80);
   CHECK(model->strides() == std::vector<double>{8.0, 16.0, 32.0});
   std::vector<torch::Tensor> feats = {torch::zeros({1, 1, 80, 80}), torch::zeros({1, 1, 40, 40}),
                                       torch::zeros({1, 1, 20, 20})};
@@ -45,7 +45,7 @@ TEST_CASE("dist2bbox turns ltrb around an anchor into xyxy and xywh") {
 }
 
 TEST_CASE("bias init: box 2.0 and class log(5 / nc / (640 / s)^2) in both heads") {
-  auto model = build_tiny_detection_model(ModelFamily::kYolo26, 80);
+  auto model = build_tiny_yolo_model(ModelFamily::kYolo26, 80);
   auto& head = model->head();
   // log(5 / 80 / 80^2) = -11.5366, log(5 / 80 / 40^2) = -10.1503, log(5 / 80 / 20^2) = -8.7641.
   const double expected[] = {-11.536641991587544, -10.150347630467653, -8.764053269347762};
@@ -63,14 +63,14 @@ TEST_CASE("bias init: box 2.0 and class log(5 / nc / (640 / s)^2) in both heads"
     }
   }
   // nc = 3 at stride 8: log(5 / 3 / 6400) = -8.2532.
-  auto small = build_tiny_detection_model(ModelFamily::kYolo11, 3);
+  auto small = build_tiny_yolo_model(ModelFamily::kYolo11, 3);
   CHECK(small->head()->class_output(0)->bias[0].item<double>() ==
         doctest::Approx(-8.253227645581772).epsilon(1e-6));
   CHECK(small->head()->box_output(0)->bias.size(0) == 64);  // 4 * reg_max 16
 }
 
 TEST_CASE("the one-to-one head starts as an exact copy of the one-to-many head") {
-  auto model = build_tiny_detection_model(ModelFamily::kYolo26, 5);
+  auto model = build_tiny_yolo_model(ModelFamily::kYolo26, 5);
   auto params = model->named_parameters();
   int compared = 0;
   for (const auto& p : params) {
@@ -88,8 +88,8 @@ TEST_CASE("the one-to-one head starts as an exact copy of the one-to-many head")
 }
 
 TEST_CASE("one2one trains on detached features: its loss gives the backbone no gradient") {
-  auto model = build_tiny_detection_model(ModelFamily::kYolo26, 2);
-  auto out = model->forward_train(torch::rand({1, 3, 64, 64}));
+  auto model = build_tiny_yolo_model(ModelFamily::kYolo26, 2);
+  auto out = model->forward_for_loss(torch::rand({1, 3, 64, 64}));
   torch::Tensor loss = torch::zeros({});
   for (const auto& l : out.one2one) loss = loss + l.sum();
   loss.backward();
@@ -101,8 +101,8 @@ TEST_CASE("one2one trains on detached features: its loss gives the backbone no g
 TEST_CASE("training forward shapes at 640 for yolo26n and yolo11n") {
   for (const char* name : {"yolo26n", "yolo11n"}) {
     CAPTURE(name);
-    auto model = build_detection_model(parse_model_name(name), 80);
-    auto out = model->forward_train(torch::rand({1, 3, 640, 640}));
+    auto model = build_yolo_model(parse_model_name(name), 80);
+    auto out = model->forward_for_loss(torch::rand({1, 3, 640, 640}));
     const int64_t no = 4 * model->reg_max() + 80;
     REQUIRE(out.one2many.size() == 3);
     CHECK(out.one2many[0].sizes() == torch::IntArrayRef{1, no, 80, 80});
@@ -118,15 +118,15 @@ TEST_CASE("training forward shapes at 640 for yolo26n and yolo11n") {
 }
 
 TEST_CASE("training forward shapes at a small non-square size, batch 2") {
-  auto model = build_tiny_detection_model(ModelFamily::kYolo11, 3);
-  auto out = model->forward_train(torch::rand({2, 3, 96, 64}));
+  auto model = build_tiny_yolo_model(ModelFamily::kYolo11, 3);
+  auto out = model->forward_for_loss(torch::rand({2, 3, 96, 64}));
   CHECK(out.one2many[0].sizes() == torch::IntArrayRef{2, 64 + 3, 12, 8});
   CHECK(out.one2many[2].sizes() == torch::IntArrayRef{2, 64 + 3, 3, 2});
-  CHECK_THROWS(model->forward_train(torch::rand({1, 3, 100, 64})));  // not a multiple of 32
+  CHECK_THROWS(model->forward_for_loss(torch::rand({1, 3, 100, 64})));  // not a multiple of 32
 }
 
 TEST_CASE("inference: yolo26n at 640 gives (1, 300, 6) top-k, NMS rows at most max_det") {
-  auto y26 = build_detection_model(parse_model_name("yolo26n"), 80);
+  auto y26 = build_yolo_model(parse_model_name("yolo26n"), 80);
   auto images = torch::rand({1, 3, 640, 640});
   auto top = y26->predict_topk(images, 300);
   CHECK(top.sizes() == torch::IntArrayRef{1, 300, 6});
@@ -142,7 +142,7 @@ TEST_CASE("inference: yolo26n at 640 gives (1, 300, 6) top-k, NMS rows at most m
   CHECK(rows.size(0) <= 300);
 
   // YOLO11 (NMS) and YOLO26's one-to-many head through predict(), small images, batch 2.
-  auto y11 = build_tiny_detection_model(ModelFamily::kYolo11, 80);
+  auto y11 = build_tiny_yolo_model(ModelFamily::kYolo11, 80);
   auto small = torch::rand({2, 3, 128, 96});
   auto nms_rows = y11->predict(small, PredictOptions{});
   REQUIRE(nms_rows.size() == 2);
@@ -151,16 +151,16 @@ TEST_CASE("inference: yolo26n at 640 gives (1, 300, 6) top-k, NMS rows at most m
   PredictOptions o2m;
   o2m.use_one2many = true;
   o2m.max_det = 50;
-  auto o2m_rows = build_tiny_detection_model(ModelFamily::kYolo26, 80)->predict(small, o2m);
+  auto o2m_rows = build_tiny_yolo_model(ModelFamily::kYolo26, 80)->predict(small, o2m);
   REQUIRE(o2m_rows.size() == 2);
   CHECK(o2m_rows[1].size(0) <= 50);
-  auto e2e_rows = build_tiny_detection_model(ModelFamily::kYolo26, 80)->predict(small, {});
+  auto e2e_rows = build_tiny_yolo_model(ModelFamily::kYolo26, 80)->predict(small, {});
   REQUIRE(e2e_rows.size() == 2);
   CHECK(e2e_rows[0].size(0) <= 300);
 }
 
 TEST_CASE("decode puts an anchor's raw ltrb into pixels with the level stride") {
-  auto model = build_tiny_detection_model(ModelFamily::kYolo26, 1);
+  auto model = build_tiny_yolo_model(ModelFamily::kYolo26, 1);
   // One image 64x64: levels 8x8, 4x4, 2x2. Raw outputs: ltrb = (1, 1, 1, 1), logit 0.
   std::vector<torch::Tensor> levels = {torch::ones({1, 5, 8, 8}), torch::ones({1, 5, 4, 4}),
                                        torch::ones({1, 5, 2, 2})};

@@ -9,9 +9,9 @@
 #include <map>
 
 #include "model/detect_head.h"
-#include "model/detection_model.h"
 #include "model/fine_tune_transfer.h"
 #include "model/fuse.h"
+#include "model/yolo_model.h"
 
 using namespace trainer::model;
 using trainer::core::Task;
@@ -26,12 +26,12 @@ TensorMap snapshot(const torch::nn::Module& m) {
   return out;
 }
 
-DetectionModel tiny(ModelFamily family, int nc, uint64_t seed, Task task = Task::kDetect,
-                    ClassWidths widths = {}) {
+YoloModel tiny(ModelFamily family, int nc, uint64_t seed, Task task = Task::kDetect,
+               ClassWidths widths = {}) {
   torch::manual_seed(seed);
   ModelName name{family, 't', {}, task, {}};
   name.cls_width = widths;
-  return build_detection_model(name, nc);
+  return build_yolo_model(name, nc);
 }
 
 // The class-logit convs of a head at layer 23: cv3.i.2 and one2one_cv3.i.2 (weight, bias).
@@ -119,15 +119,14 @@ TEST_CASE(
   CHECK(rebuilt->head()->class_hidden_one2one() == 16);
   const auto x = torch::zeros({1, 3, 64, 64});
   rebuilt->eval();
-  CHECK(rebuilt->forward_train(x).one2one.size() == 3);
+  CHECK(rebuilt->forward_for_loss(x).one2one.size() == 3);
 }
 
 TEST_CASE(
     "fine-tune transfer: another scale is not rebuilt; the first conv takes the filters "
     "that fit") {
   torch::manual_seed(1);
-  auto from =
-      build_detection_model(ModelName{ModelFamily::kYolo26, 'n', {}, Task::kDetect, {}}, 80);
+  auto from = build_yolo_model(ModelName{ModelFamily::kYolo26, 'n', {}, Task::kDetect, {}}, 80);
   auto to = tiny(ModelFamily::kYolo26, 4, 2);
   CHECK_FALSE(rebuilt_class_widths(state_dict(*to), state_dict(*from)).has_value());
   const auto src = snapshot(*from);

@@ -5,8 +5,8 @@
 #include <torch/torch.h>
 
 #include "model/conv.h"
-#include "model/detection_model.h"
 #include "model/fuse.h"
+#include "model/yolo_model.h"
 
 using namespace trainer;
 
@@ -44,7 +44,7 @@ void check_outputs_equal(const std::vector<torch::Tensor>& a, const std::vector<
 
 void check_fused(model::ModelFamily family, core::Task task) {
   torch::manual_seed(3);
-  auto source = model::build_tiny_detection_model(family, 5, task, {4, 3});
+  auto source = model::build_tiny_yolo_model(family, 5, task, {4, 3});
   randomise_batchnorms(*source);
   source->eval();
   const int before = count_batchnorms(*source);
@@ -55,8 +55,8 @@ void check_fused(model::ModelFamily family, core::Task task) {
   CHECK_FALSE(fused->is_training());
   torch::NoGradGuard no_grad;
   const auto images = torch::rand({2, 3, 96, 128});
-  const auto a = source->forward_train(images);
-  const auto b = fused->forward_train(images);
+  const auto a = source->forward_for_loss(images);
+  const auto b = fused->forward_for_loss(images);
   check_outputs_equal(a.one2many, b.one2many);
   check_outputs_equal(a.one2one, b.one2one);
   check_outputs_equal(a.one2many_kpts, b.one2many_kpts);

@@ -5,8 +5,8 @@
 
 #include <map>
 
-#include "model/detection_model.h"
 #include "model/weights_io.h"
+#include "model/yolo_model.h"
 
 using namespace trainer::model;
 
@@ -30,7 +30,7 @@ void check_shapes(const std::map<std::string, std::vector<int64_t>>& got,
 }  // namespace
 
 TEST_CASE("yolo26n key names and shapes") {
-  auto model = build_detection_model(parse_model_name("yolo26n"), 80);
+  auto model = build_yolo_model(parse_model_name("yolo26n"), 80);
   const auto got = shapes_of(*model);
   check_shapes(
       got, {
@@ -79,7 +79,7 @@ TEST_CASE("yolo26n key names and shapes") {
 }
 
 TEST_CASE("yolo11n key names and shapes") {
-  auto model = build_detection_model(parse_model_name("yolo11n"), 80);
+  auto model = build_yolo_model(parse_model_name("yolo11n"), 80);
   const auto got = shapes_of(*model);
   check_shapes(got, {
                         {"model.0.conv.weight", {16, 3, 3, 3}},

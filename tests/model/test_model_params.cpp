@@ -6,8 +6,8 @@
 
 #include <cmath>
 
-#include "model/detection_model.h"
 #include "model/model_summary.h"
+#include "model/yolo_model.h"
 
 using namespace trainer::model;
 
@@ -37,7 +37,7 @@ TEST_CASE("parameter counts and GFLOPs equal the reference for yolo26 and yolo11
                         {"yolo11l", 25372160, 87.9},  {"yolo11x", 56966176, 196.3}};
   for (const auto& c : cases) {
     CAPTURE(c.name);
-    auto model = build_detection_model(parse_model_name(c.name), 80);
+    auto model = build_yolo_model(parse_model_name(c.name), 80);
     CHECK(count(*model, false) == c.params);
     // YOLO11's DFL conv (16 weights 0..15) is a frozen parameter: 2,624,080 params, 2,624,064
     // gradients for yolo11n. YOLO26 has no DFL.
@@ -51,7 +51,7 @@ TEST_CASE("parameter counts and GFLOPs equal the reference for yolo26 and yolo11
 }
 
 TEST_CASE("every BatchNorm is a BatchNorm2d module with eps 1e-3 and momentum 0.03") {
-  auto model = build_detection_model(parse_model_name("yolo26n"), 80);
+  auto model = build_yolo_model(parse_model_name("yolo26n"), 80);
   int bn = 0;
   for (const auto& m : model->modules()) {
     if (auto b = std::dynamic_pointer_cast<torch::nn::BatchNorm2dImpl>(m)) {
@@ -69,8 +69,8 @@ TEST_CASE("every BatchNorm is a BatchNorm2d module with eps 1e-3 and momentum 0.
 }
 
 TEST_CASE("the tiny model has the family's structure and names at a fraction of the size") {
-  auto tiny26 = build_tiny_detection_model(ModelFamily::kYolo26, 80);
-  auto full26 = build_detection_model(parse_model_name("yolo26n"), 80);
+  auto tiny26 = build_tiny_yolo_model(ModelFamily::kYolo26, 80);
+  auto full26 = build_yolo_model(parse_model_name("yolo26n"), 80);
   auto tiny_keys = tiny26->named_parameters().keys();
   auto full_keys = full26->named_parameters().keys();
   CHECK(tiny_keys == full_keys);
@@ -78,9 +78,9 @@ TEST_CASE("the tiny model has the family's structure and names at a fraction of 
   CHECK(count(*tiny26, false) < 400000);
   CHECK(tiny26->end2end());
   CHECK(tiny26->reg_max() == 1);
-  auto tiny11 = build_tiny_detection_model(ModelFamily::kYolo11, 3);
+  auto tiny11 = build_tiny_yolo_model(ModelFamily::kYolo11, 3);
   CHECK(tiny11->named_parameters().keys() ==
-        build_detection_model(parse_model_name("yolo11n"), 3)->named_parameters().keys());
+        build_yolo_model(parse_model_name("yolo11n"), 3)->named_parameters().keys());
   CHECK_FALSE(tiny11->end2end());
   CHECK(tiny11->reg_max() == 16);
   CHECK(tiny11->num_classes() == 3);

@@ -23,7 +23,7 @@ TEST_CASE("every built-in summary matches the reference's layers, parameters and
   for (const auto& c : cases) {
     CAPTURE(c.name);
     const auto name = parse_model_name(c.name);
-    auto model = build_detection_model(name, 80);
+    auto model = build_yolo_model(name, 80);
     const auto s = summarize_model(*model, 640);
     const auto ref = reference_figures(name);
     REQUIRE(ref.has_value());
@@ -45,12 +45,12 @@ TEST_CASE("every built-in summary matches the reference's layers, parameters and
 TEST_CASE("the counts at 32x32 per rule equal the reference's (thop hooks at 32 px)") {
   // Conv MACs include YOLO11's DFL conv (4 sides x 21 anchors x 16 bins = 1,344), run by the
   // reference's eval-mode decode; attention is heads * N^2 * (key_dim + head_dim) per block.
-  auto n26 = build_detection_model(parse_model_name("yolo26n"), 80);
+  auto n26 = build_yolo_model(parse_model_name("yolo26n"), 80);
   const auto f26 = summarize_model(*n26, 640).flops_at_32;
   CHECK(f26.conv_macs == 7447968);
   CHECK(f26.norm_elements == 49504);
   CHECK(f26.attention_macs == 384);
-  auto n11 = build_detection_model(parse_model_name("yolo11n"), 80);
+  auto n11 = build_yolo_model(parse_model_name("yolo11n"), 80);
   const auto f11 = summarize_model(*n11, 640).flops_at_32;
   CHECK(f11.conv_macs == 8099984 + 1344);
   CHECK(f11.norm_elements == 40880);
@@ -58,7 +58,7 @@ TEST_CASE("the counts at 32x32 per rule equal the reference's (thop hooks at 32 
 }
 
 TEST_CASE("yolo26n layer rows: index, from, n, params, module, arguments") {
-  auto model = build_detection_model(parse_model_name("yolo26n"), 80);
+  auto model = build_yolo_model(parse_model_name("yolo26n"), 80);
   const auto s = summarize_model(*model, 640);
   // Layer 0: Conv(3, 16, 3, 2): 16 * 3 * 3 * 3 weights + 2 * 16 BN = 464.
   CHECK(s.rows[0].from == "-1");
@@ -80,7 +80,7 @@ TEST_CASE("yolo26n layer rows: index, from, n, params, module, arguments") {
 }
 
 TEST_CASE("GFLOPs scale with the image area, the attention products with its square") {
-  auto model = build_tiny_detection_model(ModelFamily::kYolo26, 80);
+  auto model = build_tiny_yolo_model(ModelFamily::kYolo26, 80);
   const auto a = summarize_model(*model, 640);
   const auto b = summarize_model(*model, 320);
   const auto& f = a.flops_at_32;
@@ -115,10 +115,10 @@ TEST_CASE("every pose summary matches the reference's layers, parameters and GFL
   for (const auto& c : cases) {
     CAPTURE(c.name);
     const auto name = parse_model_name(c.name);
-    auto model = build_detection_model(name, 80);
+    auto model = build_yolo_model(name, 80);
     const auto s = trainer::test::check_reference_summary(*model);
     CHECK(s.rows.size() == 24);
-    auto one = build_detection_model(name, 1);
+    auto one = build_yolo_model(name, 1);
     const auto s1 = summarize_model(*one, 640);
     CHECK(s1.parameters == c.params_nc1);
     CHECK(s1.gflops == doctest::Approx(c.gflops_nc1).epsilon(1e-9));
@@ -126,14 +126,14 @@ TEST_CASE("every pose summary matches the reference's layers, parameters and GFL
 }
 
 TEST_CASE("yolo26n-pose and yolo11n-pose head rows") {
-  auto p26 = build_detection_model(parse_model_name("yolo26n-pose"), 1);
+  auto p26 = build_yolo_model(parse_model_name("yolo26n-pose"), 1);
   const auto s26 = summarize_model(*p26, 640);
   CHECK(s26.rows[23].module == "Pose26");
   CHECK(s26.rows[23].arguments == "[1, [17, 3], 1, True, [64, 128, 256]]");
   CHECK(format_summary(s26, "yolo26n-pose")
             .find("yolo26n-pose summary: 363 layers, 3,679,464 parameters, 3,679,464 gradients, "
                   "10.4 GFLOPs") != std::string::npos);
-  auto p11 = build_detection_model(parse_model_name("yolo11n-pose"), 1);
+  auto p11 = build_yolo_model(parse_model_name("yolo11n-pose"), 1);
   const auto s11 = summarize_model(*p11, 640);
   CHECK(s11.rows[23].module == "Pose");
   CHECK(s11.rows[23].arguments == "[1, [17, 3], 16, False, [64, 128, 256]]");

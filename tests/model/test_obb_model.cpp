@@ -8,10 +8,10 @@
 #include <map>
 
 #include "core/error.h"
-#include "model/detection_model.h"
 #include "model/model_summary.h"
 #include "model/rotated_box_ops.h"
 #include "model/weights_io.h"
+#include "model/yolo_model.h"
 #include "task_model_checks.h"
 #include "test_support.h"
 
@@ -38,9 +38,9 @@ TEST_CASE("obb parameter counts and GFLOPs equal the reference's for all ten (nc
     const auto name = parse_model_name(c.name);
     CHECK(name.task == core::Task::kObb);
     CHECK(name.display() == c.name);
-    auto model = build_detection_model(name, 80);
+    auto model = build_yolo_model(name, 80);
     test::check_reference_summary(*model);
-    auto dota = build_detection_model(name, 15);
+    auto dota = build_yolo_model(name, 15);
     CHECK(parameter_count(*dota) == c.nc15);
     CHECK(summarize_model(*dota, 640).gflops == doctest::Approx(c.gflops_nc15).epsilon(1e-9));
   }
@@ -52,12 +52,12 @@ TEST_CASE("obb names and head rows: OBB26 / OBB with the reference's arguments")
   CHECK_THROWS_WITH_AS(parse_model_name("yolo26n-segx"), doctest::Contains("unknown model"),
                        core::ConfigError);
   CHECK(parse_model_name("YOLO11s-OBB.yaml").display() == "yolo11s-obb");
-  auto m26 = build_detection_model(parse_model_name("yolo26n-obb"), 15);
+  auto m26 = build_yolo_model(parse_model_name("yolo26n-obb"), 15);
   const auto s26 = summarize_model(*m26, 640);
   CHECK(s26.rows[23].module == "OBB26");
   CHECK(s26.rows[23].arguments == "[15, 1, 1, True, [64, 128, 256]]");
   CHECK(s26.rows[23].params == 390360);
-  auto m11 = build_detection_model(parse_model_name("yolo11n-obb"), 15);
+  auto m11 = build_yolo_model(parse_model_name("yolo11n-obb"), 15);
   const auto s11 = summarize_model(*m11, 640);
   CHECK(s11.rows[23].module == "OBB");
   CHECK(s11.rows[23].arguments == "[15, 1, 16, None, [64, 128, 256]]");
@@ -65,7 +65,7 @@ TEST_CASE("obb names and head rows: OBB26 / OBB with the reference's arguments")
 }
 
 TEST_CASE("obb keys: the reference's count, order and angle-tower shapes") {
-  auto m26 = build_detection_model(parse_model_name("yolo26n-obb"), 15);
+  auto m26 = build_yolo_model(parse_model_name("yolo26n-obb"), 15);
   int64_t head = 0;
   CHECK(head_attribute_order(*m26, &head) ==
         std::vector<std::string>{"cv2", "cv3", "one2one_cv2", "one2one_cv3", "cv4", "one2one_cv4"});
@@ -77,7 +77,7 @@ TEST_CASE("obb keys: the reference's count, order and angle-tower shapes") {
   CHECK(shapes.at("model.23.cv4.0.1.conv.weight") == std::vector<int64_t>{16, 16, 3, 3});
   CHECK(shapes.at("model.23.cv4.0.2.weight") == std::vector<int64_t>{1, 16, 1, 1});
   CHECK(shapes.at("model.23.one2one_cv4.2.2.bias") == std::vector<int64_t>{1});
-  auto m11 = build_detection_model(parse_model_name("yolo11n-obb"), 15);
+  auto m11 = build_yolo_model(parse_model_name("yolo11n-obb"), 15);
   CHECK(head_attribute_order(*m11, &head) == std::vector<std::string>{"cv2", "cv3", "dfl", "cv4"});
   CHECK(head == 163);
   CHECK(state_dict(*m11).size() == 541);
@@ -87,7 +87,7 @@ TEST_CASE("obb keys: the reference's count, order and angle-tower shapes") {
   CHECK(m26->obb_head()->kind() == ObbHeadKind::kObb26);
   CHECK(m26->obb_head()->angle_hidden() == 16);
   CHECK(m26->head()->extra_channels() == 1);
-  auto det = build_tiny_detection_model(ModelFamily::kYolo26, 2);
+  auto det = build_tiny_yolo_model(ModelFamily::kYolo26, 2);
   CHECK(det->obb_head() == nullptr);
   CHECK_FALSE(det->oriented());
 }
@@ -121,7 +121,7 @@ TEST_CASE("obb decode_output at angle 0 equals Detect's xywh decode, then scores
   for (const auto family : {ModelFamily::kYolo26, ModelFamily::kYolo11}) {
     CAPTURE(static_cast<int>(family));
     torch::manual_seed(3);
-    auto model = build_tiny_detection_model(family, 4, core::Task::kObb);
+    auto model = build_tiny_yolo_model(family, 4, core::Task::kObb);
     auto head = model->obb_head();
     REQUIRE(head != nullptr);
     {
@@ -138,7 +138,7 @@ TEST_CASE("obb decode_output at angle 0 equals Detect's xywh decode, then scores
     }
     model->eval();
     torch::NoGradGuard no_grad;
-    const auto raw = model->forward_train(torch::rand({2, 3, 64, 96}));
+    const auto raw = model->forward_for_loss(torch::rand({2, 3, 64, 96}));
     REQUIRE(raw.one2many_angle.size() == 3);
     CHECK(raw.one2many_angle[0].sizes() == torch::IntArrayRef{2, 1, 8, 12});
     CHECK(raw.one2one_angle.size() == (head->end2end() ? 3u : 0u));
@@ -153,9 +153,9 @@ TEST_CASE("obb decode_output at angle 0 equals Detect's xywh decode, then scores
 TEST_CASE("obb forward: angles per level and branch, OBB's in [-pi/4, 3pi/4], equal copies") {
   torch::manual_seed(0);
   const auto images = torch::rand({2, 3, 64, 64});
-  auto m26 = build_tiny_detection_model(ModelFamily::kYolo26, 3, core::Task::kObb);
+  auto m26 = build_tiny_yolo_model(ModelFamily::kYolo26, 3, core::Task::kObb);
   m26->train();
-  auto out = m26->forward_train(images);
+  auto out = m26->forward_for_loss(images);
   REQUIRE(out.one2one_angle.size() == 3);
   CHECK(out.one2many_angle[2].sizes() == torch::IntArrayRef{2, 1, 2, 2});
   // The one-to-one branch runs on detached features.
@@ -164,16 +164,16 @@ TEST_CASE("obb forward: angles per level and branch, OBB's in [-pi/4, 3pi/4], eq
   m26->eval();
   {
     torch::NoGradGuard no_grad;
-    out = m26->forward_train(images);
+    out = m26->forward_for_loss(images);
     for (size_t i = 0; i < 3; ++i) CHECK(torch::equal(out.one2many_angle[i], out.one2one_angle[i]));
   }
-  auto m11 = build_tiny_detection_model(ModelFamily::kYolo11, 3, core::Task::kObb);
+  auto m11 = build_tiny_yolo_model(ModelFamily::kYolo11, 3, core::Task::kObb);
   torch::NoGradGuard no_grad;
   {
     // Large logits either way stay inside the range.
     for (size_t i = 0; i < 3; ++i) m11->obb_head()->angle_output(i)->bias.fill_(i == 0 ? -80 : 80);
   }
-  const auto o = m11->forward_train(images);
+  const auto o = m11->forward_for_loss(images);
   CHECK(o.one2one_angle.empty());
   for (const auto& a : o.one2many_angle) {
     CHECK(a.min().item<double>() >= -M_PI / 4 - 1e-6);
@@ -182,7 +182,7 @@ TEST_CASE("obb forward: angles per level and branch, OBB's in [-pi/4, 3pi/4], eq
 }
 
 TEST_CASE("obb weights: save then load is equal to the bit, detection weights do not fit") {
-  test::check_task_weights_round_trip(core::Task::kObb, [](DetectionModelImpl&) {});
+  test::check_task_weights_round_trip(core::Task::kObb, [](YoloModelImpl&) {});
 }
 
 TEST_CASE("rotated Fast-NMS: a suppressed box still suppresses (not greedy)") {

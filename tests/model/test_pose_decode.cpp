@@ -6,8 +6,8 @@
 
 #include <cmath>
 
-#include "model/detection_model.h"
 #include "model/pose_head.h"
+#include "model/yolo_model.h"
 
 using namespace trainer;
 using namespace trainer::model;
@@ -68,11 +68,11 @@ TEST_CASE("keypoint decode with ndim 2: x and y only, no sigmoid") {
 TEST_CASE("pose predict: (n, 6 + K * ndim) rows through NMS and the end-to-end top-k") {
   torch::manual_seed(1);
   for (const auto family : {ModelFamily::kYolo26, ModelFamily::kYolo11}) {
-    auto model = build_tiny_detection_model(family, 2, core::Task::kPose);
+    auto model = build_tiny_yolo_model(family, 2, core::Task::kPose);
     model->eval();
     const auto images = torch::rand({2, 3, 64, 64});
     torch::NoGradGuard no_grad;
-    const auto raw = model->forward_train(images);
+    const auto raw = model->forward_for_loss(images);
     for (const bool one2many : {true, false}) {
       if (!one2many && family == ModelFamily::kYolo11) continue;
       CAPTURE(one2many);
@@ -99,14 +99,14 @@ TEST_CASE("pose predict: (n, 6 + K * ndim) rows through NMS and the end-to-end t
     }
   }
   // The detection model still returns 6 columns.
-  auto det = build_tiny_detection_model(ModelFamily::kYolo26, 2);
+  auto det = build_tiny_yolo_model(ModelFamily::kYolo26, 2);
   PredictOptions opt;
   opt.conf = 0.0;
   CHECK(det->predict(torch::rand({1, 3, 64, 64}), opt)[0].size(1) == 6);
 }
 
 TEST_CASE("pose predict_topk: (B, min(300, A), 6 + K * ndim)") {
-  auto model = build_tiny_detection_model(ModelFamily::kYolo26, 2, core::Task::kPose, {4, 2});
+  auto model = build_tiny_yolo_model(ModelFamily::kYolo26, 2, core::Task::kPose, {4, 2});
   const auto top = model->predict_topk(torch::rand({1, 3, 64, 64}), 300);
   CHECK(top.sizes() == torch::IntArrayRef{1, 84, 14});  // A = 64 + 16 + 4
 }

@@ -7,8 +7,8 @@
 #include <map>
 #include <set>
 
-#include "model/detection_model.h"
 #include "model/weights_io.h"
+#include "model/yolo_model.h"
 #include "task_model_checks.h"
 #include "test_support.h"
 
@@ -42,13 +42,13 @@ TEST_CASE("pose parameter counts equal the reference's for all ten models (nc=1 
   for (const auto& c : cases) {
     CAPTURE(c.name);
     const auto name = parse_model_name(c.name);
-    CHECK(parameter_count(*build_detection_model(name, 1)) == c.nc1);
-    CHECK(parameter_count(*build_detection_model(name, 80)) == c.nc80);
+    CHECK(parameter_count(*build_yolo_model(name, 1)) == c.nc1);
+    CHECK(parameter_count(*build_yolo_model(name, 80)) == c.nc80);
   }
 }
 
 TEST_CASE("yolo26n-pose keys: 879 in all, 411 in the head, the reference's order and shapes") {
-  auto model = build_detection_model(parse_model_name("yolo26n-pose"), 1);
+  auto model = build_yolo_model(parse_model_name("yolo26n-pose"), 1);
   const auto sd = state_dict(*model);
   CHECK(sd.size() == 879);
   int64_t head = 0;
@@ -99,7 +99,7 @@ TEST_CASE("yolo26n-pose keys: 879 in all, 411 in the head, the reference's order
 }
 
 TEST_CASE("yolo11n-pose keys: 163 in the head, cv4 ends in the 51-channel conv, DFL kept") {
-  auto model = build_detection_model(parse_model_name("yolo11n-pose"), 1);
+  auto model = build_yolo_model(parse_model_name("yolo11n-pose"), 1);
   int64_t head = 0;
   for (const auto& [k, t] : state_dict(*model)) head += k.rfind("model.23.", 0) == 0 ? 1 : 0;
   CHECK(head == 163);
@@ -114,7 +114,7 @@ TEST_CASE("yolo11n-pose keys: 163 in the head, cv4 ends in the 51-channel conv, 
 }
 
 TEST_CASE("pose accessors: keypoint shape, head kind, flow (detection models report none)") {
-  auto p26 = build_tiny_detection_model(ModelFamily::kYolo26, 2, core::Task::kPose);
+  auto p26 = build_tiny_yolo_model(ModelFamily::kYolo26, 2, core::Task::kPose);
   CHECK(p26->keypoint_shape().count == 17);
   CHECK(p26->keypoint_shape().dims == 3);
   REQUIRE(p26->pose_head() != nullptr);
@@ -122,26 +122,26 @@ TEST_CASE("pose accessors: keypoint shape, head kind, flow (detection models rep
   CHECK(p26->head()->extra_channels() == 51);
   REQUIRE_FALSE(p26->flow().is_empty());
   CHECK(p26->flow()->log_prob(torch::zeros({4, 2})).sizes() == torch::IntArrayRef{4});
-  auto p11 = build_tiny_detection_model(ModelFamily::kYolo11, 2, core::Task::kPose, {5, 2});
+  auto p11 = build_tiny_yolo_model(ModelFamily::kYolo11, 2, core::Task::kPose, {5, 2});
   CHECK(p11->keypoint_shape().channels() == 10);
   CHECK(p11->pose_head()->kind() == PoseHeadKind::kPose);
   CHECK(p11->flow().is_empty());
-  auto det = build_tiny_detection_model(ModelFamily::kYolo26, 2);
+  auto det = build_tiny_yolo_model(ModelFamily::kYolo26, 2);
   CHECK(det->keypoint_shape().count == 0);
   CHECK(det->pose_head() == nullptr);
   CHECK(det->flow().is_empty());
   CHECK(det->head()->extra_channels() == 0);
   // A keypoint shape given with a detection name builds the detection model.
-  CHECK(build_detection_model(parse_model_name("yolo26t"), 2, {5, 2})->keypoint_shape().count == 0);
-  CHECK_THROWS(build_tiny_detection_model(ModelFamily::kYolo26, 2, core::Task::kPose, {5, 4}));
+  CHECK(build_yolo_model(parse_model_name("yolo26t"), 2, {5, 2})->keypoint_shape().count == 0);
+  CHECK_THROWS(build_tiny_yolo_model(ModelFamily::kYolo26, 2, core::Task::kPose, {5, 4}));
 }
 
 TEST_CASE("pose forward: kpts per level and branch, sigmas in training mode only") {
   torch::manual_seed(0);
-  auto model = build_tiny_detection_model(ModelFamily::kYolo26, 2, core::Task::kPose);
+  auto model = build_tiny_yolo_model(ModelFamily::kYolo26, 2, core::Task::kPose);
   const auto images = torch::rand({2, 3, 64, 96});
   model->train();
-  auto out = model->forward_train(images);
+  auto out = model->forward_for_loss(images);
   REQUIRE(out.one2many_kpts.size() == 3);
   REQUIRE(out.one2one_kpts.size() == 3);
   REQUIRE(out.one2many_sigma.size() == 3);
@@ -154,16 +154,16 @@ TEST_CASE("pose forward: kpts per level and branch, sigmas in training mode only
   CHECK_FALSE(model->named_parameters()["model.0.conv.weight"].grad().defined());
   model->eval();
   torch::NoGradGuard no_grad;
-  out = model->forward_train(images);
+  out = model->forward_for_loss(images);
   CHECK(out.one2many_kpts.size() == 3);
   CHECK(out.one2many_sigma.empty());
   CHECK(out.one2one_sigma.empty());
   // Equal weights at construction: both branches give equal keypoints.
   for (size_t i = 0; i < 3; ++i) CHECK(torch::equal(out.one2many_kpts[i], out.one2one_kpts[i]));
 
-  auto v8 = build_tiny_detection_model(ModelFamily::kYolo11, 2, core::Task::kPose);
+  auto v8 = build_tiny_yolo_model(ModelFamily::kYolo11, 2, core::Task::kPose);
   v8->train();
-  const auto o = v8->forward_train(images);
+  const auto o = v8->forward_for_loss(images);
   CHECK(o.one2many_kpts.size() == 3);
   CHECK(o.one2many_kpts[1].sizes() == torch::IntArrayRef{2, 51, 4, 6});
   CHECK(o.one2many_sigma.empty());
@@ -171,8 +171,8 @@ TEST_CASE("pose forward: kpts per level and branch, sigmas in training mode only
 }
 
 TEST_CASE("pose weights: save then load is equal to the bit (yolo26t-pose, yolo11t-pose)") {
-  test::check_task_weights_round_trip(core::Task::kPose, [](DetectionModelImpl& model) {
+  test::check_task_weights_round_trip(core::Task::kPose, [](YoloModelImpl& model) {
     torch::NoGradGuard no_grad;
-    model.forward_train(torch::rand({2, 3, 64, 64}));
+    model.forward_for_loss(torch::rand({2, 3, 64, 64}));
   });
 }

@@ -8,9 +8,9 @@
 #include <map>
 
 #include "core/error.h"
-#include "model/detection_model.h"
 #include "model/mask_ops.h"
 #include "model/model_summary.h"
+#include "model/yolo_model.h"
 #include "task_model_checks.h"
 #include "test_support.h"
 
@@ -43,11 +43,11 @@ TEST_CASE("segment parameter counts and GFLOPs equal the reference's for all ten
     const auto name = parse_model_name(c.name);
     CHECK(name.task == core::Task::kSegment);
     CHECK(name.display() == c.name);
-    auto model = build_detection_model(name, 80);
+    auto model = build_yolo_model(name, 80);
     test::check_reference_summary(*model);
     REQUIRE(model->segment_head() != nullptr);
     CHECK(parameter_count(*model->segment_head()->proto()) == c.proto);
-    auto small = build_detection_model(name, 3);
+    auto small = build_yolo_model(name, 3);
     CHECK(parameter_count(*small) == c.nc3);
     CHECK(summarize_model(*small, 640).gflops == doctest::Approx(c.gflops_nc3).epsilon(1e-9));
   }
@@ -58,23 +58,23 @@ TEST_CASE("segment names and head rows: Segment26 / Segment with the reference's
                        core::ConfigError);
   CHECK(parse_model_name("YOLO11s-SEG.yaml").display() == "yolo11s-seg");
   // The rows the reference prints for SegmentationModel("yolo26n-seg.yaml", nc=3) and yolo11n-seg.
-  auto m26 = build_detection_model(parse_model_name("yolo26n-seg"), 3);
+  auto m26 = build_yolo_model(parse_model_name("yolo26n-seg"), 3);
   const auto s26 = summarize_model(*m26, 640);
   CHECK(s26.rows[23].module == "Segment26");
   CHECK(s26.rows[23].arguments == "[3, 32, 64, 1, True, [64, 128, 256]]");
   CHECK(s26.rows[23].params == 791341);
-  auto m11 = build_detection_model(parse_model_name("yolo11n-seg"), 3);
+  auto m11 = build_yolo_model(parse_model_name("yolo11n-seg"), 3);
   const auto s11 = summarize_model(*m11, 640);
   CHECK(s11.rows[23].module == "Segment");
   CHECK(s11.rows[23].arguments == "[3, 32, 64, 16, None, [64, 128, 256]]");
   CHECK(s11.rows[23].params == 684025);
-  auto x26 = build_detection_model(parse_model_name("yolo26x-seg"), 3);
+  auto x26 = build_yolo_model(parse_model_name("yolo26x-seg"), 3);
   CHECK(summarize_model(*x26, 640).rows[23].arguments == "[3, 32, 384, 1, True, [384, 768, 768]]");
   CHECK(x26->segment_head()->proto_hidden() == 384);  // 256 x 1.5
 }
 
 TEST_CASE("segment keys: the reference's count, order and prototype shapes") {
-  auto m26 = build_detection_model(parse_model_name("yolo26n-seg"), 80);
+  auto m26 = build_yolo_model(parse_model_name("yolo26n-seg"), 80);
   int64_t head = 0;
   CHECK(head_attribute_order(*m26, &head) == std::vector<std::string>{"cv2", "cv3", "one2one_cv2",
                                                                       "one2one_cv3", "proto", "cv4",
@@ -108,7 +108,7 @@ TEST_CASE("segment keys: the reference's count, order and prototype shapes") {
   }
   CHECK(semseg == 79184);
 
-  auto m11 = build_detection_model(parse_model_name("yolo11n-seg"), 80);
+  auto m11 = build_yolo_model(parse_model_name("yolo11n-seg"), 80);
   CHECK(head_attribute_order(*m11, &head) ==
         std::vector<std::string>{"cv2", "cv3", "dfl", "proto", "cv4"});
   CHECK(head == 183);
@@ -125,7 +125,7 @@ TEST_CASE("segment keys: the reference's count, order and prototype shapes") {
   CHECK(m26->segment_head()->mask_hidden() == 32);  // max(64 / 4, 32)
   CHECK(m26->segments());
   CHECK(m26->head()->extra_channels() == 32);
-  auto det = build_tiny_detection_model(ModelFamily::kYolo26, 2);
+  auto det = build_tiny_yolo_model(ModelFamily::kYolo26, 2);
   CHECK(det->segment_head() == nullptr);
   CHECK_FALSE(det->segments());
 }
@@ -133,9 +133,9 @@ TEST_CASE("segment keys: the reference's count, order and prototype shapes") {
 TEST_CASE("segment forward: protos at 1/4, semantic logits at 1/8 in training only, o2o detached") {
   torch::manual_seed(0);
   const auto images = torch::rand({2, 3, 64, 96});
-  auto m26 = build_tiny_detection_model(ModelFamily::kYolo26, 3, core::Task::kSegment);
+  auto m26 = build_tiny_yolo_model(ModelFamily::kYolo26, 3, core::Task::kSegment);
   m26->train();
-  auto out = m26->forward_train(images);
+  auto out = m26->forward_for_loss(images);
   REQUIRE(out.protos.size() == 1);
   CHECK(out.protos[0].sizes() == torch::IntArrayRef{2, 32, 16, 24});
   REQUIRE(out.semantic.size() == 1);
@@ -149,13 +149,13 @@ TEST_CASE("segment forward: protos at 1/4, semantic logits at 1/8 in training on
   m26->eval();
   {
     torch::NoGradGuard no_grad;
-    out = m26->forward_train(images);
+    out = m26->forward_for_loss(images);
     CHECK(out.semantic.empty());
     for (size_t i = 0; i < 3; ++i) CHECK(torch::equal(out.one2many_coef[i], out.one2one_coef[i]));
   }
-  auto m11 = build_tiny_detection_model(ModelFamily::kYolo11, 3, core::Task::kSegment);
+  auto m11 = build_tiny_yolo_model(ModelFamily::kYolo11, 3, core::Task::kSegment);
   m11->train();
-  const auto o = m11->forward_train(images);
+  const auto o = m11->forward_for_loss(images);
   CHECK(o.one2one_coef.empty());
   CHECK(o.semantic.empty());  // YOLO11's Proto has no semantic branch
   CHECK(o.protos.at(0).sizes() == torch::IntArrayRef{2, 32, 16, 24});
@@ -167,10 +167,10 @@ TEST_CASE("segment decode_output: Detect's decode, then the coefficients as they
   for (const auto family : {ModelFamily::kYolo26, ModelFamily::kYolo11}) {
     CAPTURE(static_cast<int>(family));
     torch::manual_seed(3);
-    auto model = build_tiny_detection_model(family, 4, core::Task::kSegment);
+    auto model = build_tiny_yolo_model(family, 4, core::Task::kSegment);
     model->eval();
     torch::NoGradGuard no_grad;
-    const auto raw = model->forward_train(torch::rand({2, 3, 64, 96}));
+    const auto raw = model->forward_for_loss(torch::rand({2, 3, 64, 96}));
     const auto head = model->segment_head();
     const auto decoded = head->decode_output(raw, false);
     CHECK(decoded.sizes() == torch::IntArrayRef{2, 4 + 4 + 32, 96 + 24 + 6});
@@ -215,9 +215,9 @@ TEST_CASE("crop_mask: pixel indices x1 <= c < x2, y1 <= r < y2 (by hand)") {
 }
 
 TEST_CASE("segment weights: save then load is equal to the bit, detection weights do not fit") {
-  test::check_task_weights_round_trip(core::Task::kSegment, [](DetectionModelImpl& m) {
+  test::check_task_weights_round_trip(core::Task::kSegment, [](YoloModelImpl& m) {
     torch::NoGradGuard no_grad;
     m.train();
-    m.forward_train(torch::rand({1, 3, 64, 64}));
+    m.forward_for_loss(torch::rand({1, 3, 64, 64}));
   });
 }

@@ -8,8 +8,8 @@
 #include <filesystem>
 
 #include "core/error.h"
-#include "model/detection_model.h"
 #include "model/weights_io.h"
+#include "model/yolo_model.h"
 #include "test_support.h"
 
 using namespace trainer::model;
@@ -31,12 +31,12 @@ void check_identical(const torch::nn::Module& a, const torch::nn::Module& b) {
 }
 
 // A model whose BN statistics and counters moved away from their initial values.
-DetectionModel trained_tiny(ModelFamily family, int nc, uint64_t seed) {
+YoloModel trained_tiny(ModelFamily family, int nc, uint64_t seed) {
   torch::manual_seed(seed);
-  auto model = build_tiny_detection_model(family, nc);
+  auto model = build_tiny_yolo_model(family, nc);
   torch::NoGradGuard no_grad;
-  model->forward_train(torch::rand({2, 3, 64, 64}));
-  model->forward_train(torch::rand({2, 3, 64, 64}));
+  model->forward_for_loss(torch::rand({2, 3, 64, 64}));
+  model->forward_for_loss(torch::rand({2, 3, 64, 64}));
   return model;
 }
 
@@ -64,9 +64,9 @@ TEST_CASE("export then import is equal to the bit, BN statistics and counters in
 
 TEST_CASE("importing a file of another family names every missing, unexpected and mismatched key") {
   trainer::test::TempDir dir;
-  auto y11 = build_tiny_detection_model(ModelFamily::kYolo11, 4);
+  auto y11 = build_tiny_yolo_model(ModelFamily::kYolo11, 4);
   save_weights(*y11, dir / "y11.pt");
-  auto y26 = build_tiny_detection_model(ModelFamily::kYolo26, 4);
+  auto y26 = build_tiny_yolo_model(ModelFamily::kYolo26, 4);
   const auto before = y26->named_parameters()["model.0.conv.weight"].clone();
   std::string message;
   try {
@@ -89,8 +89,8 @@ TEST_CASE("importing a file of another family names every missing, unexpected an
 
 TEST_CASE("a class-count mismatch is reported on the class output conv") {
   trainer::test::TempDir dir;
-  save_weights(*build_tiny_detection_model(ModelFamily::kYolo26, 80), dir / "nc80.pt");
-  auto model = build_tiny_detection_model(ModelFamily::kYolo26, 80);
+  save_weights(*build_tiny_yolo_model(ModelFamily::kYolo26, 80), dir / "nc80.pt");
+  auto model = build_tiny_yolo_model(ModelFamily::kYolo26, 80);
   auto before = model->named_parameters()["model.0.conv.weight"].clone();
   auto weights = read_weights_file(dir / "nc80.pt");
   for (auto& [key, t] : weights) {
@@ -104,12 +104,12 @@ TEST_CASE("a class-count mismatch is reported on the class output conv") {
 }
 
 TEST_CASE("fp16 weights (as reference checkpoints store them) load into fp32 parameters") {
-  auto model = build_tiny_detection_model(ModelFamily::kYolo26, 2);
+  auto model = build_tiny_yolo_model(ModelFamily::kYolo26, 2);
   NamedTensorList half;
   for (const auto& [k, t] : state_dict(*model)) {
     half.emplace_back(k, t.is_floating_point() ? (t * 0.5).to(torch::kHalf) : t.clone());
   }
-  auto target = build_tiny_detection_model(ModelFamily::kYolo26, 2);
+  auto target = build_tiny_yolo_model(ModelFamily::kYolo26, 2);
   load_weights(*target, half);
   auto w = target->named_parameters()["model.0.conv.weight"];
   CHECK((w.scalar_type() == torch::kFloat));
@@ -126,7 +126,7 @@ TEST_CASE("fp16 weights (as reference checkpoints store them) load into fp32 par
 
 TEST_CASE("bad weights files: missing, not a torch.save file, not a dict") {
   trainer::test::TempDir dir;
-  auto model = build_tiny_detection_model(ModelFamily::kYolo26, 2);
+  auto model = build_tiny_yolo_model(ModelFamily::kYolo26, 2);
   CHECK_THROWS_WITH_AS(load_weights(*model, dir / "nope.pt"),
                        ("weights file not found: " + (dir / "nope.pt").string()).c_str(),
                        trainer::core::InputError);
@@ -183,18 +183,18 @@ torch.save({'model': root, 'ema': None, 'epoch': -1}, sys.argv[2])
   run((dir / "make_ckpt.py").string() + " " + (dir / "ours.pt").string() + " " +
       (dir / "ref.pt").string());
   // Read natively (the pickled torch.nn.Module tree is a reference-style checkpoint) ...
-  auto direct = build_tiny_detection_model(ModelFamily::kYolo26, 3);
+  auto direct = build_tiny_yolo_model(ModelFamily::kYolo26, 3);
   load_weights(*direct, dir / "ref.pt");
   check_identical(*original, *direct);
   // ... and through the script, as before.
   run(script + " import " + (dir / "ref.pt").string() + " " + (dir / "imported.pt").string());
-  auto imported = build_tiny_detection_model(ModelFamily::kYolo26, 3);
+  auto imported = build_tiny_yolo_model(ModelFamily::kYolo26, 3);
   load_weights(*imported, dir / "imported.pt");
   check_identical(*original, *imported);
   // Back to a reference state dict (fp32) and in again.
   run(script + " export " + (dir / "imported.pt").string() + " " +
       (dir / "state_dict.pt").string());
-  auto again = build_tiny_detection_model(ModelFamily::kYolo26, 3);
+  auto again = build_tiny_yolo_model(ModelFamily::kYolo26, 3);
   load_weights(*again, dir / "state_dict.pt");
   check_identical(*original, *again);
   // A raw state_dict() saved from Python is an OrderedDict (which LibTorch's own reader refused):
@@ -205,7 +205,7 @@ torch.save({'model': root, 'ema': None, 'epoch': -1}, sys.argv[2])
                             "torch.save(collections.OrderedDict(sd), sys.argv[2])\n");
   run((dir / "od.py").string() + " " + (dir / "imported.pt").string() + " " +
       (dir / "od.pt").string());
-  auto from_ordered = build_tiny_detection_model(ModelFamily::kYolo26, 3);
+  auto from_ordered = build_tiny_yolo_model(ModelFamily::kYolo26, 3);
   load_weights(*from_ordered, dir / "od.pt");
   check_identical(*original, *from_ordered);
 }

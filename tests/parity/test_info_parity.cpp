@@ -25,7 +25,7 @@ TEST_CASE("parity: per-layer parameters, layers and GFLOPs of all ten detection 
   const auto ref = nlohmann::json::parse(out);
   for (const auto& name : names) {
     CAPTURE(name);
-    auto model = model::build_detection_model(model::parse_model_name(name), 80);
+    auto model = model::build_yolo_model(model::parse_model_name(name), 80);
     const auto s = model::summarize_model(*model, 640);
     const auto& r = ref.at(name);
     CHECK(s.parameters == r["parameters"].get<int64_t>());

@@ -4,11 +4,11 @@
 #include <doctest/doctest.h>
 #include <torch/torch.h>
 
-#include "loss/detection_loss.h"
-#include "model/detection_model.h"
+#include "loss/yolo_loss.h"
 #include "model/model_name.h"
 #include "model/torch_save.h"
 #include "model/weights_io.h"
+#include "model/yolo_model.h"
 #include "optim/adamw.h"
 #include "optim/musgd.h"
 #include "optim/sgd.h"
@@ -46,13 +46,13 @@ double max_abs(const at::Tensor& a, const at::Tensor& b) {
 }
 
 // A seeded model with BatchNorm statistics moved off their initial values, and its weights file.
-model::DetectionModel seeded_model(const std::string& name, int nc, const fs::path& weights) {
+model::YoloModel seeded_model(const std::string& name, int nc, const fs::path& weights) {
   torch::manual_seed(3);
-  auto m = model::build_detection_model(model::parse_model_name(name), nc);
+  auto m = model::build_yolo_model(model::parse_model_name(name), nc);
   {
     torch::NoGradGuard no_grad;
     m->train();
-    m->forward_train(torch::rand({2, 3, 64, 64}));
+    m->forward_for_loss(torch::rand({2, 3, 64, 64}));
   }
   model::save_weights(*m, weights);
   return m;
@@ -71,7 +71,7 @@ TEST_CASE("parity: raw head outputs and decode with identical weights (yolo26n, 
     auto m = seeded_model(name, 5, dir / (name + ".pt"));
     m->eval();
     torch::NoGradGuard no_grad;
-    const model::DetectOutput raw = m->forward_train(images);
+    const model::DetectOutput raw = m->forward_for_loss(images);
     test::run_oracle(*python, "head '" + (dir / (name + "_ref.pt")).string() + "' " + name +
                                   " 5 '" + (dir / (name + ".pt")).string() + "' '" +
                                   (dir / "inputs.pt").string() + "'");
@@ -111,9 +111,9 @@ TEST_CASE("parity: detection loss and items on one fixed batch (yolo26n, yolo11n
     auto m = seeded_model(name, 5, dir / (name + ".pt"));
     m->train();
     // The reference's default gains (box 7.5, cls 0.5, dfl 1.5) and ProgLoss at its start.
-    loss::DetectionLoss criterion(m->num_classes(), m->reg_max(), m->strides(), loss::LossGains{},
-                                  m->end2end());
-    const auto result = criterion(m->forward_train(images), labels, 2);
+    loss::YoloLoss criterion(m->num_classes(), m->reg_max(), m->strides(), loss::LossGains{},
+                             m->end2end());
+    const auto result = criterion(m->forward_for_loss(images), labels, 2);
     test::run_oracle(*python, "loss '" + (dir / (name + "_loss.pt")).string() + "' " + name +
                                   " 5 '" + (dir / (name + ".pt")).string() + "' '" +
                                   (dir / "batch.pt").string() + "'");

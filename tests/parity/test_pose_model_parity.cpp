@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/detection_model.h"
 #include "model/model_name.h"
 #include "model/weights_io.h"
+#include "model/yolo_model.h"
 #include "parity_oracle.h"
 #include "parity_tensors.h"
 #include "test_support.h"
@@ -25,11 +25,11 @@ TEST_CASE("parity: pose state-dict keys and shapes, raw keypoints and decode (yo
   for (const std::string name : {"yolo26n-pose", "yolo11n-pose"}) {
     CAPTURE(name);
     torch::manual_seed(4);
-    auto m = model::build_detection_model(model::parse_model_name(name), 1);
+    auto m = model::build_yolo_model(model::parse_model_name(name), 1);
     {
       torch::NoGradGuard no_grad;  // BN statistics off their initial values
       m->train();
-      m->forward_train(torch::rand({2, 3, 64, 64}));
+      m->forward_for_loss(torch::rand({2, 3, 64, 64}));
     }
     const fs::path weights = dir / (name + ".pt"), ref_file = dir / (name + "_ref.pt");
     model::save_weights(*m, weights);
@@ -48,7 +48,7 @@ TEST_CASE("parity: pose state-dict keys and shapes, raw keypoints and decode (yo
 
     m->eval();
     torch::NoGradGuard no_grad;
-    const model::DetectOutput raw = m->forward_train(images);
+    const model::DetectOutput raw = m->forward_for_loss(images);
     const auto ref = test::load_tensors(ref_file);
     const double o2m = test::max_abs(test::flat_levels(raw.one2many), ref.at("one2many"));
     const double kpts =

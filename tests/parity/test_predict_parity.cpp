@@ -11,10 +11,10 @@
 #include "core/config_loader.h"
 #include "data/image_io.h"
 #include "engine/trainer.h"
-#include "model/detection_model.h"
 #include "model/fuse.h"
 #include "model/model_name.h"
 #include "model/weights_io.h"
+#include "model/yolo_model.h"
 #include "parity_oracle.h"
 #include "predict/predictor.h"
 #include "test_support.h"
@@ -45,7 +45,7 @@ TEST_CASE("parity: predict boxes, scores and classes with identical weights") {
   std::sort(images.begin(), images.end());
   REQUIRE(images.size() == 8);
 
-  auto model = model::build_detection_model(model::parse_model_name("yolo26t"), 80);
+  auto model = model::build_yolo_model(model::parse_model_name("yolo26t"), 80);
   model::load_weights(*model, weights);
   auto fused = model::fused_copy(*model);
   predict::PredictOptions options;

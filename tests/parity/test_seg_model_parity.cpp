@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/detection_model.h"
 #include "model/model_name.h"
 #include "model/weights_io.h"
+#include "model/yolo_model.h"
 #include "parity_oracle.h"
 #include "parity_tensors.h"
 #include "test_support.h"
@@ -27,11 +27,11 @@ TEST_CASE("parity: segment keys and shapes, coefficients, protos, decode, semant
   for (const std::string name : {"yolo26n-seg", "yolo11n-seg"}) {
     CAPTURE(name);
     torch::manual_seed(5);
-    auto m = model::build_detection_model(model::parse_model_name(name), nc);
+    auto m = model::build_yolo_model(model::parse_model_name(name), nc);
     {
       torch::NoGradGuard no_grad;  // BN statistics off their initial values
       m->train();
-      m->forward_train(torch::rand({2, 3, 64, 64}));
+      m->forward_for_loss(torch::rand({2, 3, 64, 64}));
     }
     const fs::path weights = dir / (name + ".pt"), ref_file = dir / (name + "_ref.pt");
     model::save_weights(*m, weights);
@@ -51,7 +51,7 @@ TEST_CASE("parity: segment keys and shapes, coefficients, protos, decode, semant
     const auto ref = test::load_tensors(ref_file);
     torch::NoGradGuard no_grad;
     m->eval();
-    const model::DetectOutput raw = m->forward_train(images);
+    const model::DetectOutput raw = m->forward_for_loss(images);
     REQUIRE(raw.protos.size() == 1);
     CHECK(raw.semantic.empty());  // training mode only
     const double o2m = test::max_abs(test::flat_levels(raw.one2many), ref.at("one2many"));
@@ -84,7 +84,7 @@ TEST_CASE("parity: segment keys and shapes, coefficients, protos, decode, semant
     for (const auto& module : m->modules()) {
       if (std::dynamic_pointer_cast<torch::nn::BatchNorm2dImpl>(module)) module->eval();
     }
-    const model::DetectOutput train = m->forward_train(images);
+    const model::DetectOutput train = m->forward_for_loss(images);
     CHECK(test::max_abs(train.protos.at(0), ref.at("train_protos")) < 1e-4);
     if (m->end2end()) {
       REQUIRE(train.semantic.size() == 1);

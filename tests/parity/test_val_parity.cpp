@@ -14,9 +14,9 @@
 #include "data/dataset_yaml.h"
 #include "engine/trainer.h"
 #include "engine/validator.h"
-#include "model/detection_model.h"
 #include "model/model_name.h"
 #include "model/weights_io.h"
+#include "model/yolo_model.h"
 #include "parity_oracle.h"
 #include "prediction_match.h"
 #include "test_support.h"
@@ -56,7 +56,7 @@ TEST_CASE("parity: validation predictions and metrics with identical weights (nm
   REQUIRE(config.run.nms == core::NmsMode::kAuto);
   const auto spec = data::load_dataset_yaml(config.data.data);
   auto val_set = std::make_shared<data::DatasetIndex>(data::load_split(spec, data::Split::kVal));
-  auto model = model::build_detection_model(model::parse_model_name("yolo26t"), spec.nc());
+  auto model = model::build_yolo_model(model::parse_model_name("yolo26t"), spec.nc());
   model::load_weights(*model, weights);
   engine::Validator validator(val_set, spec, config, c10::Device(c10::kCPU), /*standalone=*/true);
   auto options = engine::ValidationOptions::from_config(config);

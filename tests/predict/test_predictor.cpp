@@ -5,8 +5,8 @@
 #include <torch/torch.h>
 
 #include "data/augment/letterbox.h"
-#include "model/detection_model.h"
 #include "model/fuse.h"
+#include "model/yolo_model.h"
 #include "predict/predictor.h"
 
 using namespace trainer;
@@ -76,7 +76,7 @@ void check_inside(const predict::ImagePrediction& p, const cv::Mat& image) {
 
 TEST_CASE("predictor: a tiny detector on a batch of one shape, then of mixed shapes") {
   torch::manual_seed(0);
-  auto source = model::build_tiny_detection_model(model::ModelFamily::kYolo26, 3);
+  auto source = model::build_tiny_yolo_model(model::ModelFamily::kYolo26, 3);
   auto fused = model::fused_copy(*source);
   predict::PredictOptions options;
   options.imgsz = 128;
@@ -104,7 +104,7 @@ TEST_CASE("predictor: a tiny detector on a batch of one shape, then of mixed sha
 TEST_CASE("predictor: a pose model gives K keypoints per object") {
   torch::manual_seed(0);
   auto source =
-      model::build_tiny_detection_model(model::ModelFamily::kYolo11, 1, core::Task::kPose, {5, 3});
+      model::build_tiny_yolo_model(model::ModelFamily::kYolo11, 1, core::Task::kPose, {5, 3});
   auto fused = model::fused_copy(*source);
   predict::PredictOptions options;
   options.imgsz = 96;

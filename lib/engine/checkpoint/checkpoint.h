@@ -17,7 +17,7 @@
 #include <vector>
 
 namespace trainer::model {
-class DetectionModelImpl;
+class YoloModelImpl;
 }
 
 namespace trainer::engine {
@@ -57,11 +57,10 @@ std::vector<std::pair<std::string, at::Tensor>> ema_weights(const Checkpoint& ch
 
 // Loads a weights file (`.pt`) into `model`, or a checkpoint's (`.ckpt`) EMA weights. Throws
 // core::InputError naming the file.
-void load_weights_or_checkpoint(model::DetectionModelImpl& model,
-                                const std::filesystem::path& path);
+void load_weights_or_checkpoint(model::YoloModelImpl& model, const std::filesystem::path& path);
 
 // Loads a checkpoint's EMA weights (already read from `path`) into `model`.
-void load_checkpoint_weights(model::DetectionModelImpl& model, const Checkpoint& checkpoint,
+void load_checkpoint_weights(model::YoloModelImpl& model, const Checkpoint& checkpoint,
                              const std::filesystem::path& path);
 
 // Writes atomically (temporary file, fsync, rename). Throws std::runtime_error on I/O errors; the

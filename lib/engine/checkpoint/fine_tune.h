@@ -10,13 +10,13 @@
 #include "data/dataset_yaml.h"
 #include "engine/checkpoint/model_source.h"
 #include "engine/task/task_definition.h"
-#include "model/detection_model.h"
 #include "model/fine_tune_transfer.h"
+#include "model/yolo_model.h"
 
 namespace trainer::engine {
 
 struct FineTuned {
-  model::DetectionModel model{nullptr};
+  model::YoloModel model{nullptr};
   model::FineTuneReport report;
   std::string cls_width;  // the config's cls_width after the transfer (the source's when rebuilt)
   bool rebuilt = false;   // the class branches took the source's hidden widths

@@ -17,15 +17,15 @@
 
 #include "data/dataset_yaml.h"
 #include "engine/task/task_definition.h"
-#include "model/detection_model.h"
 #include "model/model_name.h"
 #include "model/reference_pickle.h"
+#include "model/yolo_model.h"
 
 namespace trainer::engine {
 
 struct ModelFromWeights {
-  model::ModelName name;                 // the architecture built
-  model::DetectionModel model{nullptr};  // on the CPU, weights loaded, training mode
+  model::ModelName name;            // the architecture built
+  model::YoloModel model{nullptr};  // on the CPU, weights loaded, training mode
   std::unique_ptr<TaskDefinition> task{};
   data::DatasetSpec dataset{};            // names, kpt_shape
   std::filesystem::path config_source{};  // where the model name came from (empty: `model=`)

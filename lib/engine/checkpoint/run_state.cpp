@@ -36,7 +36,7 @@ TensorMap to_map(const optim::NamedTensors& named) {
 }
 
 // Parameter gradients by name (the ones an optimizer step has not consumed yet).
-TensorMap pending_gradients(const model::DetectionModelImpl& model) {
+TensorMap pending_gradients(const model::YoloModelImpl& model) {
   TensorMap out;
   for (const auto& p : model.named_parameters()) {
     if (p.value().grad().defined()) out.emplace(p.key(), p.value().grad().detach().clone());
@@ -44,7 +44,7 @@ TensorMap pending_gradients(const model::DetectionModelImpl& model) {
   return out;
 }
 
-void restore_gradients(model::DetectionModelImpl& model, const TensorMap& grads) {
+void restore_gradients(model::YoloModelImpl& model, const TensorMap& grads) {
   for (auto& p : model.named_parameters()) {
     auto it = grads.find(p.key());
     if (it == grads.end()) {

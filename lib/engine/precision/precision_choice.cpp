@@ -15,7 +15,7 @@
 #include "distributed/group.h"
 #include "engine/device/device.h"
 #include "engine/precision/model_state_guard.h"
-#include "model/detection_model.h"
+#include "model/yolo_model.h"
 
 #ifdef TRAINER_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -41,13 +41,13 @@ torch::Tensor test_pattern(int64_t imgsz) {
   return torch::stack({r, g, b}).unsqueeze(0).contiguous();
 }
 
-double training_step_ms(model::DetectionModelImpl& model, const torch::Tensor& images,
+double training_step_ms(model::YoloModelImpl& model, const torch::Tensor& images,
                         const c10::Device& device, bool bf16) {
   const auto start = std::chrono::steady_clock::now();
   at::Tensor loss;
   {
     core::AutocastGuard autocast(device.type(), at::kBFloat16, bf16);
-    const model::DetectOutput out = model.forward_train(images);
+    const model::DetectOutput out = model.forward_for_loss(images);
     loss = torch::zeros({}, images.options());
     for (const auto& level : out.one2many) loss = loss + level.to(torch::kFloat).square().mean();
     for (const auto& level : out.one2one) loss = loss + level.to(torch::kFloat).square().mean();
@@ -60,8 +60,8 @@ double training_step_ms(model::DetectionModelImpl& model, const torch::Tensor& i
 
 }  // namespace
 
-StepTimes time_training_steps(model::DetectionModelImpl& model, const c10::Device& device,
-                              int64_t imgsz, int64_t batch, int repeats) {
+StepTimes time_training_steps(model::YoloModelImpl& model, const c10::Device& device, int64_t imgsz,
+                              int64_t batch, int repeats) {
   ModelStateGuard restore(model);
   model.train();
   const auto images = test_pattern(imgsz).expand({batch, 3, imgsz, imgsz}).contiguous().to(device);
@@ -102,7 +102,7 @@ NativeBf16 native_bf16(const c10::Device& device) {
   return {false, "CPU has neither AMX-BF16 nor AVX512-BF16 (bf16 would be emulated, slower)"};
 }
 
-double bf16_check_error(model::DetectionModelImpl& model, const c10::Device& device, int64_t imgsz,
+double bf16_check_error(model::YoloModelImpl& model, const c10::Device& device, int64_t imgsz,
                         std::vector<double>* errors) {
   ModelStateGuard restore(model);
   model.train();
@@ -117,7 +117,7 @@ double bf16_check_error(model::DetectionModelImpl& model, const c10::Device& dev
     reference[i] = t.detach().clone();
     return t;
   });
-  const model::DetectOutput fp32 = model.forward_train(images);
+  const model::DetectOutput fp32 = model.forward_for_loss(images);
   restore.restore_buffers();
   // Pass 2, bf16, layer by layer: each layer gets the fp32 pass's input and its output is
   // compared with the fp32 pass's output, so the error is that layer's own (no accumulation).
@@ -142,7 +142,7 @@ double bf16_check_error(model::DetectionModelImpl& model, const c10::Device& dev
   model::DetectOutput bf16;
   {
     core::AutocastGuard autocast(device.type(), at::kBFloat16, true);
-    bf16 = model.forward_train(images);
+    bf16 = model.forward_for_loss(images);
   }
   model.set_layer_observer(nullptr);
   // The head's outputs, centred per channel: a fresh head's biases (class logits near -10) would
@@ -160,7 +160,7 @@ double bf16_check_error(model::DetectionModelImpl& model, const c10::Device& dev
 namespace {
 
 // This rank's own answer for `auto`: bf16 (true) or fp32 with the reason.
-PrecisionDecision local_auto_decision(const NativeBf16& native, model::DetectionModelImpl& model,
+PrecisionDecision local_auto_decision(const NativeBf16& native, model::YoloModelImpl& model,
                                       const c10::Device& device, int64_t imgsz, int64_t batch) {
   PrecisionDecision d;
   if (!native.native) {
@@ -202,7 +202,7 @@ PrecisionDecision local_auto_decision(const NativeBf16& native, model::Detection
 
 }  // namespace
 
-PrecisionDecision choose_precision(core::Precision requested, model::DetectionModelImpl& model,
+PrecisionDecision choose_precision(core::Precision requested, model::YoloModelImpl& model,
                                    const c10::Device& device, int64_t imgsz, int64_t batch,
                                    distributed::Group* group) {
   const NativeBf16 native = native_bf16(device);

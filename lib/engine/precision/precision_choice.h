@@ -17,7 +17,7 @@
 #include "core/config.h"
 
 namespace trainer::model {
-class DetectionModelImpl;
+class YoloModelImpl;
 }
 namespace trainer::distributed {
 class Group;
@@ -43,7 +43,7 @@ NativeBf16 native_bf16(const c10::Device& device);
 // end). The head's outputs are compared centred per channel. Infinity when an output is not
 // finite. Buffers and mode are restored.
 // `errors`, when given, receives each layer's error in order, then each head level's.
-double bf16_check_error(model::DetectionModelImpl& model, const c10::Device& device, int64_t imgsz,
+double bf16_check_error(model::YoloModelImpl& model, const c10::Device& device, int64_t imgsz,
                         std::vector<double>* errors = nullptr);
 
 // The check passes below this error. BF16 keeps 8 significant bits (relative rounding 2^-9 =
@@ -61,8 +61,8 @@ struct StepTimes {
   double bf16_ms = 0.0;
   double speedup() const { return bf16_ms > 0.0 ? fp32_ms / bf16_ms : 0.0; }
 };
-StepTimes time_training_steps(model::DetectionModelImpl& model, const c10::Device& device,
-                              int64_t imgsz, int64_t batch, int repeats = 2);
+StepTimes time_training_steps(model::YoloModelImpl& model, const c10::Device& device, int64_t imgsz,
+                              int64_t batch, int repeats = 2);
 
 // On a CPU, native BF16 is not always faster: packing and reorders cost more than the halved
 // arithmetic saves on small convolutions (the tiny test model, small images), and AVX512-BF16
@@ -85,7 +85,7 @@ struct PrecisionDecision {
 // native_bf16, the check passes and (on a CPU) bf16_pays_off at `batch` images, else fp32 (a failed
 // check logs a warning). Data-parallel: every rank checks and measures, and the run uses bf16
 // only when all agree (`group` may be null).
-PrecisionDecision choose_precision(core::Precision requested, model::DetectionModelImpl& model,
+PrecisionDecision choose_precision(core::Precision requested, model::YoloModelImpl& model,
                                    const c10::Device& device, int64_t imgsz, int64_t batch,
                                    distributed::Group* group = nullptr);
 

@@ -7,8 +7,8 @@
 
 #include "core/autocast_guard.h"
 #include "engine/precision/model_state_guard.h"
-#include "loss/detection_loss.h"
-#include "model/detection_model.h"
+#include "loss/yolo_loss.h"
+#include "model/yolo_model.h"
 
 namespace trainer::engine {
 namespace {
@@ -55,9 +55,8 @@ std::string short_type(const std::string& name) {
 
 }  // namespace
 
-PrecisionComparison compare_precisions(model::DetectionModelImpl& model,
-                                       loss::DetectionLoss& criterion, const at::Tensor& images,
-                                       const loss::LossTargets& targets,
+PrecisionComparison compare_precisions(model::YoloModelImpl& model, loss::YoloLoss& criterion,
+                                       const at::Tensor& images, const loss::LossTargets& targets,
                                        const c10::Device& device) {
   std::vector<at::Tensor> params;
   std::vector<std::string> param_names;
@@ -89,7 +88,7 @@ PrecisionComparison compare_precisions(model::DetectionModelImpl& model,
       {
         std::unique_ptr<OpDtypeCensus> census;
         if (bf16) census = std::make_unique<OpDtypeCensus>();
-        raw = model.forward_train(input);
+        raw = model.forward_for_loss(input);
         if (bf16) out.forward_ops = census->counts();
       }
       if (bf16) head_dtype = c10::toString(raw.one2many.at(0).scalar_type());

@@ -17,10 +17,10 @@
 #include "engine/precision/op_dtype_census.h"
 
 namespace trainer::model {
-class DetectionModelImpl;
+class YoloModelImpl;
 }
 namespace trainer::loss {
-class DetectionLoss;
+class YoloLoss;
 struct LossTargets;
 }  // namespace trainer::loss
 
@@ -61,8 +61,8 @@ struct PrecisionComparison {
 // in fp32, under BF16 autocast on `device`, and in fp32 on the images rounded to BF16 (the noise
 // floor), each with backward; the model's parameters, buffers and gradients are restored
 // afterwards. Relative errors are ||x - fp32|| / ||fp32||.
-PrecisionComparison compare_precisions(model::DetectionModelImpl& model,
-                                       loss::DetectionLoss& criterion, const at::Tensor& images,
-                                       const loss::LossTargets& targets, const c10::Device& device);
+PrecisionComparison compare_precisions(model::YoloModelImpl& model, loss::YoloLoss& criterion,
+                                       const at::Tensor& images, const loss::LossTargets& targets,
+                                       const c10::Device& device);
 
 }  // namespace trainer::engine

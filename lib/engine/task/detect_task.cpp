@@ -23,24 +23,24 @@ EpochColumns detection_columns(int reg_max) {
   return c;
 }
 
-model::DetectionModel DetectTask::build_model(const model::ModelName& name,
-                                              const data::DatasetSpec& dataset) const {
-  return model::build_detection_model(name, dataset.nc());
+model::YoloModel DetectTask::build_model(const model::ModelName& name,
+                                         const data::DatasetSpec& dataset) const {
+  return model::build_yolo_model(name, dataset.nc());
 }
 
-std::unique_ptr<loss::DetectionLoss> DetectTask::build_loss(
-    const core::LossConfig& config, model::DetectionModelImpl& model,
-    const data::DatasetSpec& dataset) const {
+std::unique_ptr<loss::YoloLoss> DetectTask::build_loss(const core::LossConfig& config,
+                                                       model::YoloModelImpl& model,
+                                                       const data::DatasetSpec& dataset) const {
   const int num_classes = dataset.nc();
   loss::LossGains gains;
   gains.box = config.box;
   gains.cls = config.cls;
   gains.dfl = config.dfl;
-  return std::make_unique<loss::DetectionLoss>(num_classes, model.reg_max(), model.strides(), gains,
-                                               model.end2end());
+  return std::make_unique<loss::YoloLoss>(num_classes, model.reg_max(), model.strides(), gains,
+                                          model.end2end());
 }
 
-EpochColumns DetectTask::columns(model::DetectionModelImpl& model) const {
+EpochColumns DetectTask::columns(model::YoloModelImpl& model) const {
   return detection_columns(model.reg_max());
 }
 

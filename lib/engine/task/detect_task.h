@@ -27,12 +27,12 @@ std::string format_detect_validation_table(const ValidationResult& result,
 class DetectTask : public TaskDefinition {
  public:
   core::Task task() const override { return core::Task::kDetect; }
-  model::DetectionModel build_model(const model::ModelName& name,
-                                    const data::DatasetSpec& dataset) const override;
-  std::unique_ptr<loss::DetectionLoss> build_loss(const core::LossConfig& gains,
-                                                  model::DetectionModelImpl& model,
-                                                  const data::DatasetSpec& dataset) const override;
-  EpochColumns columns(model::DetectionModelImpl& model) const override;
+  model::YoloModel build_model(const model::ModelName& name,
+                               const data::DatasetSpec& dataset) const override;
+  std::unique_ptr<loss::YoloLoss> build_loss(const core::LossConfig& gains,
+                                             model::YoloModelImpl& model,
+                                             const data::DatasetSpec& dataset) const override;
+  EpochColumns columns(model::YoloModelImpl& model) const override;
   std::unique_ptr<TaskScorer> make_scorer(const ScorerSetup& setup) const override;
   EpochValidation epoch_validation(const ValidationResult& result) const override;
   double fitness(const ValidationResult& result) const override;

@@ -18,16 +18,16 @@ EpochColumns obb_columns(const std::vector<std::string>& loss_names) {
   return c;
 }
 
-model::DetectionModel ObbTask::build_model(const model::ModelName& name,
-                                           const data::DatasetSpec& dataset) const {
+model::YoloModel ObbTask::build_model(const model::ModelName& name,
+                                      const data::DatasetSpec& dataset) const {
   model::ModelName obb_name = name;  // `task: obb` with a plain name (yolo26n) builds the OBB head
   obb_name.task = core::Task::kObb;
-  return model::build_detection_model(obb_name, dataset.nc());
+  return model::build_yolo_model(obb_name, dataset.nc());
 }
 
-std::unique_ptr<loss::DetectionLoss> ObbTask::build_loss(const core::LossConfig& config,
-                                                         model::DetectionModelImpl& model,
-                                                         const data::DatasetSpec& dataset) const {
+std::unique_ptr<loss::YoloLoss> ObbTask::build_loss(const core::LossConfig& config,
+                                                    model::YoloModelImpl& model,
+                                                    const data::DatasetSpec& dataset) const {
   loss::LossGains gains;
   gains.box = config.box;
   gains.cls = config.cls;
@@ -36,7 +36,7 @@ std::unique_ptr<loss::DetectionLoss> ObbTask::build_loss(const core::LossConfig&
                                          config.angle, model.end2end());
 }
 
-EpochColumns ObbTask::columns(model::DetectionModelImpl& model) const {
+EpochColumns ObbTask::columns(model::YoloModelImpl& model) const {
   return obb_columns(loss::obb_loss_item_names(model.reg_max()));
 }
 

@@ -17,8 +17,8 @@ EpochColumns pose_columns(const std::vector<std::string>& loss_names) {
   return two_metric_columns(loss_names, "P");
 }
 
-model::DetectionModel PoseTask::build_model(const model::ModelName& name,
-                                            const data::DatasetSpec& dataset) const {
+model::YoloModel PoseTask::build_model(const model::ModelName& name,
+                                       const data::DatasetSpec& dataset) const {
   if (!dataset.kpt_shape) {
     throw core::ConfigError("pose model " + name.display() + " needs a dataset with kpt_shape " +
                             "(e.g. 'kpt_shape: [17, 3]'); " + dataset.yaml_file.string() +
@@ -28,12 +28,12 @@ model::DetectionModel PoseTask::build_model(const model::ModelName& name,
   model::ModelName pose_name =
       name;  // `task: pose` with a plain name (yolo26n) builds the pose head
   pose_name.task = core::Task::kPose;
-  return model::build_detection_model(pose_name, dataset.nc(), model::KeypointShape{count, dims});
+  return model::build_yolo_model(pose_name, dataset.nc(), model::KeypointShape{count, dims});
 }
 
-std::unique_ptr<loss::DetectionLoss> PoseTask::build_loss(const core::LossConfig& config,
-                                                          model::DetectionModelImpl& model,
-                                                          const data::DatasetSpec& dataset) const {
+std::unique_ptr<loss::YoloLoss> PoseTask::build_loss(const core::LossConfig& config,
+                                                     model::YoloModelImpl& model,
+                                                     const data::DatasetSpec& dataset) const {
   const model::KeypointShape kpt = model.keypoint_shape();
   loss::LossGains gains;
   gains.box = config.box;
@@ -51,7 +51,7 @@ std::unique_ptr<loss::DetectionLoss> PoseTask::build_loss(const core::LossConfig
                                           dataset.kpt_oks_sigmas, std::move(flow));
 }
 
-EpochColumns PoseTask::columns(model::DetectionModelImpl& model) const {
+EpochColumns PoseTask::columns(model::YoloModelImpl& model) const {
   return pose_columns(loss::pose_loss_item_names(model.reg_max(), !model.flow().is_empty()));
 }
 

@@ -14,16 +14,16 @@ EpochColumns segment_columns(const std::vector<std::string>& loss_names) {
   return two_metric_columns(loss_names, "M");
 }
 
-model::DetectionModel SegmentTask::build_model(const model::ModelName& name,
-                                               const data::DatasetSpec& dataset) const {
+model::YoloModel SegmentTask::build_model(const model::ModelName& name,
+                                          const data::DatasetSpec& dataset) const {
   model::ModelName seg_name = name;  // `task: segment` with a plain name builds the segment head
   seg_name.task = core::Task::kSegment;
-  return model::build_detection_model(seg_name, dataset.nc());
+  return model::build_yolo_model(seg_name, dataset.nc());
 }
 
-std::unique_ptr<loss::DetectionLoss> SegmentTask::build_loss(
-    const core::LossConfig& config, model::DetectionModelImpl& model,
-    const data::DatasetSpec& dataset) const {
+std::unique_ptr<loss::YoloLoss> SegmentTask::build_loss(const core::LossConfig& config,
+                                                        model::YoloModelImpl& model,
+                                                        const data::DatasetSpec& dataset) const {
   loss::LossGains gains;
   gains.box = config.box;
   gains.cls = config.cls;
@@ -32,7 +32,7 @@ std::unique_ptr<loss::DetectionLoss> SegmentTask::build_loss(
                                              model.end2end());
 }
 
-EpochColumns SegmentTask::columns(model::DetectionModelImpl& model) const {
+EpochColumns SegmentTask::columns(model::YoloModelImpl& model) const {
   return segment_columns(loss::segment_loss_item_names(model.reg_max()));
 }
 

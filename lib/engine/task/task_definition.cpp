@@ -24,7 +24,7 @@ std::unique_ptr<TaskDefinition> make_task_definition(core::Task task) {
   throw core::ConfigError(std::string("task '") + core::task_name(task) + "' is not known");
 }
 
-core::Task run_task(const core::TrainConfig& config) {
+core::Task resolved_task(const core::TrainConfig& config) {
   if (!config.run.task && is_weights_file(config.model.model)) {
     try {
       return architecture_of(config.model.model).task;
@@ -36,7 +36,7 @@ core::Task run_task(const core::TrainConfig& config) {
 }
 
 std::unique_ptr<TaskDefinition> make_task_definition(const core::TrainConfig& config) {
-  return make_task_definition(run_task(config));
+  return make_task_definition(resolved_task(config));
 }
 
 }  // namespace trainer::engine

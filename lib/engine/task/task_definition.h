@@ -23,9 +23,9 @@
 #include "engine/log/epoch_record.h"
 #include "engine/task/task_scorer.h"
 #include "engine/validation_result.h"
-#include "loss/detection_loss.h"
-#include "model/detection_model.h"
+#include "loss/yolo_loss.h"
 #include "model/model_name.h"
+#include "model/yolo_model.h"
 
 namespace trainer::engine {
 
@@ -36,14 +36,14 @@ class TaskDefinition {
   virtual core::Task task() const = 0;
 
   // The model `name` with this task's head for `dataset` (its classes; pose: its kpt_shape).
-  virtual model::DetectionModel build_model(const model::ModelName& name,
-                                            const data::DatasetSpec& dataset) const = 0;
+  virtual model::YoloModel build_model(const model::ModelName& name,
+                                       const data::DatasetSpec& dataset) const = 0;
   // The training objective for `model`; its LossResult::items follow columns().loss_names.
-  virtual std::unique_ptr<loss::DetectionLoss> build_loss(
-      const core::LossConfig& gains, model::DetectionModelImpl& model,
-      const data::DatasetSpec& dataset) const = 0;
+  virtual std::unique_ptr<loss::YoloLoss> build_loss(const core::LossConfig& gains,
+                                                     model::YoloModelImpl& model,
+                                                     const data::DatasetSpec& dataset) const = 0;
   // The results.csv columns this task contributes for `model` (loss item names depend on it).
-  virtual EpochColumns columns(model::DetectionModelImpl& model) const = 0;
+  virtual EpochColumns columns(model::YoloModelImpl& model) const = 0;
 
   // The scorer of one validation of a model with this task's head.
   virtual std::unique_ptr<TaskScorer> make_scorer(const ScorerSetup& setup) const = 0;
@@ -71,9 +71,9 @@ std::unique_ptr<TaskDefinition> make_task_definition(core::Task task);
 
 // The run's task: the `task` key; else, for a weights file (model=runs/x/weights/best.pt), the
 // task it was trained for (its checkpoint config or ../args.yaml); else the model name's.
-core::Task run_task(const core::TrainConfig& config);
+core::Task resolved_task(const core::TrainConfig& config);
 
-// The definition of the config's task (run_task).
+// The definition of the config's task (resolved_task).
 std::unique_ptr<TaskDefinition> make_task_definition(const core::TrainConfig& config);
 
 }  // namespace trainer::engine

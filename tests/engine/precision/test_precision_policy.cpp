@@ -18,9 +18,9 @@
 #include "engine/precision/precision_choice.h"
 #include "engine/precision/precision_compare.h"
 #include "engine/training_context.h"
-#include "loss/detection_loss.h"
+#include "loss/yolo_loss.h"
 #include "model/conv.h"
-#include "model/detection_model.h"
+#include "model/yolo_model.h"
 #include "optim/ema.h"
 
 using namespace trainer;
@@ -43,16 +43,16 @@ Sample sample() {
   return s;
 }
 
-model::DetectionModel tiny(model::ModelFamily family) {
+model::YoloModel tiny(model::ModelFamily family) {
   torch::manual_seed(0);
-  auto net = model::build_tiny_detection_model(family, 80);
+  auto net = model::build_tiny_yolo_model(family, 80);
   net->train();
   return net;
 }
 
-loss::DetectionLoss criterion_for(model::DetectionModelImpl& net) {
-  return loss::DetectionLoss(net.num_classes(), net.reg_max(), net.strides(), loss::LossGains{},
-                             net.end2end());
+loss::YoloLoss criterion_for(model::YoloModelImpl& net) {
+  return loss::YoloLoss(net.num_classes(), net.reg_max(), net.strides(), loss::LossGains{},
+                        net.end2end());
 }
 
 }  // namespace
@@ -132,7 +132,7 @@ TEST_CASE("the loss gives the same result inside a bf16 autocast region as on fp
   {
     torch::NoGradGuard no_grad;
     core::AutocastGuard autocast(torch::kCPU, at::kBFloat16, true);
-    raw = net->forward_train(s.images);
+    raw = net->forward_for_loss(s.images);
   }
   REQUIRE((raw.one2many.at(0).scalar_type() == at::kBFloat16));
   model::DetectOutput as_fp32 = raw;
@@ -191,8 +191,8 @@ TEST_CASE("after a bf16 step the optimizer and the EMA compute only in fp32") {
   optim::ModelEma ema(live);
   {
     core::AutocastGuard autocast(torch::kCPU, at::kBFloat16, true);
-    auto r =
-        criterion(net->forward_train(s.images), loss::LossTargets{s.labels, {}, {}, {}, true}, 2);
+    auto r = criterion(net->forward_for_loss(s.images),
+                       loss::LossTargets{s.labels, {}, {}, {}, true}, 2);
     r.total.backward();  // outside-of-region rule aside, backward under the guard is also fine
   }
   engine::OpDtypeCensus census;

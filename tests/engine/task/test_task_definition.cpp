@@ -146,7 +146,7 @@ TEST_CASE("obb: four loss items, (B) metrics only, fitness = mAP50-95(B), a tabl
   CHECK(table.find("ProbIoU") != std::string::npos);
 }
 
-TEST_CASE("run_task: a weights file's task is the one its run recorded, else the name rule") {
+TEST_CASE("resolved_task: a weights file's task is the one its run recorded, else the name rule") {
   test::TempDir dir;
   const auto run = dir / "runs" / "x";
   std::filesystem::create_directories(run / "weights");
@@ -155,16 +155,16 @@ TEST_CASE("run_task: a weights file's task is the one its run recorded, else the
   test::write_text(run / "args.yaml", "model: yolo26t\ntask: segment\n");
   core::TrainConfig config;
   config.model.model = (run / "weights" / "best.pt").string();
-  CHECK(engine::run_task(config) == core::Task::kSegment);
+  CHECK(engine::resolved_task(config) == core::Task::kSegment);
   test::write_text(run / "args.yaml", "model: yolo26t-pose\n");
-  CHECK(engine::run_task(config) == core::Task::kPose);
+  CHECK(engine::resolved_task(config) == core::Task::kPose);
   config.run.task = core::Task::kDetect;  // the task key wins
-  CHECK(engine::run_task(config) == core::Task::kDetect);
+  CHECK(engine::resolved_task(config) == core::Task::kDetect);
   // No record beside the weights: the name rule (detect), the loader then names what is missing.
   config.run.task.reset();
   config.model.model = (dir / "loose.pt").string();
   test::write_text(dir / "loose.pt", "x");
-  CHECK(engine::run_task(config) == core::Task::kDetect);
+  CHECK(engine::resolved_task(config) == core::Task::kDetect);
   config.model.model = "yolo11s-seg";
-  CHECK(engine::run_task(config) == core::Task::kSegment);
+  CHECK(engine::resolved_task(config) == core::Task::kSegment);
 }

@@ -1,5 +1,6 @@
-// The YOLO detection model: the scaled layer list (model_spec.h) built into modules whose
-// parameter names equal the reference's state-dict keys (model.0.conv.weight, ...).
+// The YOLO model of every task: the scaled layer list (model_spec.h) built into modules whose
+// parameter names equal the reference's state-dict keys (model.0.conv.weight, ...), with the
+// task's head (boxes; plus keypoints, masks or angles).
 //
 // Why: the trainer, the loss, the validator and the weights import all work on this one type;
 // keys equal to the reference's let users start from (and go back to) reference checkpoints.
@@ -26,12 +27,13 @@
 
 namespace trainer::model {
 
-class DetectionModelImpl : public torch::nn::Module {
+class YoloModelImpl : public torch::nn::Module {
  public:
-  DetectionModelImpl(const ModelName& name, const ModelSpec& spec);
+  YoloModelImpl(const ModelName& name, const ModelSpec& spec);
 
-  // images: float (B, 3, H, W) in [0, 1], H and W multiples of 32. Raw per-level outputs.
-  DetectOutput forward_train(const torch::Tensor& images);
+  // images: float (B, 3, H, W) in [0, 1], H and W multiples of 32. Raw per-level outputs of every
+  // head branch the model runs: what the loss takes (and the validator decodes).
+  DetectOutput forward_for_loss(const torch::Tensor& images);
 
   // Inference, one (n_i, 6) float tensor per image: [x1, y1, x2, y2, score, class] in input
   // pixels; a pose model adds K * ndim columns: [..., class, k1x, k1y, (k1v,) k2x, ...] with the
@@ -41,7 +43,7 @@ class DetectionModelImpl : public torch::nn::Module {
   std::vector<torch::Tensor> predict(const torch::Tensor& images, const PredictOptions& options);
 
   // The decode + postprocess half of predict(), on outputs already computed (the validator runs
-  // forward_train in eval mode once for both its loss and its detections).
+  // forward_for_loss in eval mode once for both its loss and its detections).
   std::vector<torch::Tensor> postprocess(const DetectOutput& raw, const PredictOptions& options);
 
   // YOLO26 only: the end-to-end output before the confidence filter, (B, min(max_det, A), 6)
@@ -90,20 +92,19 @@ class DetectionModelImpl : public torch::nn::Module {
   Detect head_{nullptr};
   LayerObserver observer_;
 };
-TORCH_MODULE(DetectionModel);
+TORCH_MODULE(YoloModel);
 
 // A built-in family and scale (yolo26n ... yolo11x) with `num_classes` classes. Scale 't' builds
 // the tiny test model. A pose name (name.task == core::Task::kPose: yolo26n-pose, yolo11s-pose)
 // builds the family's pose head (Pose26 / Pose) for `kpt_shape`; the other names ignore it. An
 // OBB name (yolo26n-obb, yolo11s-obb) builds the family's OBB head (OBB26 / OBB), a segmentation
 // name (yolo26n-seg, yolo11s-seg) its segment head (Segment26 / Segment).
-DetectionModel build_detection_model(const ModelName& name, int num_classes,
-                                     KeypointShape kpt_shape = {});
+YoloModel build_yolo_model(const ModelName& name, int num_classes, KeypointShape kpt_shape = {});
 
 // Width 0.0625, depth 0.33: the same structure and names as the family, for fast CPU tests; with
 // task kPose, kObb or kSegment, the tiny model of that task.
-DetectionModel build_tiny_detection_model(ModelFamily family, int num_classes,
-                                          core::Task task = core::Task::kDetect,
-                                          KeypointShape kpt_shape = {});
+YoloModel build_tiny_yolo_model(ModelFamily family, int num_classes,
+                                core::Task task = core::Task::kDetect,
+                                KeypointShape kpt_shape = {});
 
 }  // namespace trainer::model

@@ -1,5 +1,5 @@
-// Building the layer list and running it (see detection_model.h).
-#include "model/detection_model.h"
+// Building the layer list and running it (see yolo_model.h).
+#include "model/yolo_model.h"
 
 #include <torch/torch.h>
 
@@ -46,7 +46,7 @@ std::shared_ptr<UnaryModule> make_unary(const LayerSpec& l) {
 
 }  // namespace
 
-DetectionModelImpl::DetectionModelImpl(const ModelName& name, const ModelSpec& spec)
+YoloModelImpl::YoloModelImpl(const ModelName& name, const ModelSpec& spec)
     : name_(name), spec_(spec) {
   layers_ = register_module("model", torch::nn::ModuleList());
   for (const LayerSpec& l : spec_.layers) {
@@ -93,7 +93,7 @@ DetectionModelImpl::DetectionModelImpl(const ModelName& name, const ModelSpec& s
   }
 }
 
-DetectOutput DetectionModelImpl::run(const torch::Tensor& images) {
+DetectOutput YoloModelImpl::run(const torch::Tensor& images) {
   TORCH_CHECK(images.dim() == 4 && images.size(1) == 3, "expected images (B, 3, H, W), got ",
               images.sizes());
   TORCH_CHECK(images.size(2) % 32 == 0 && images.size(3) % 32 == 0,
@@ -133,11 +133,11 @@ DetectOutput DetectionModelImpl::run(const torch::Tensor& images) {
   TORCH_CHECK(false, "model spec has no Detect layer");
 }
 
-DetectOutput DetectionModelImpl::forward_train(const torch::Tensor& images) {
+DetectOutput YoloModelImpl::forward_for_loss(const torch::Tensor& images) {
   return run(images);
 }
 
-torch::Tensor DetectionModelImpl::predict_topk(const torch::Tensor& images, int64_t max_det) {
+torch::Tensor YoloModelImpl::predict_topk(const torch::Tensor& images, int64_t max_det) {
   TORCH_CHECK(spec_.end2end, name_.display(), " has no end-to-end head");
   torch::NoGradGuard no_grad;
   EvalModeGuard eval(*this);
@@ -146,15 +146,15 @@ torch::Tensor DetectionModelImpl::predict_topk(const torch::Tensor& images, int6
                           head_->extra_channels());
 }
 
-std::vector<torch::Tensor> DetectionModelImpl::predict(const torch::Tensor& images,
-                                                       const PredictOptions& options) {
+std::vector<torch::Tensor> YoloModelImpl::predict(const torch::Tensor& images,
+                                                  const PredictOptions& options) {
   torch::NoGradGuard no_grad;
   EvalModeGuard eval(*this);
   return postprocess(run(images), options);
 }
 
-std::vector<torch::Tensor> DetectionModelImpl::postprocess(const DetectOutput& raw,
-                                                           const PredictOptions& options) {
+std::vector<torch::Tensor> YoloModelImpl::postprocess(const DetectOutput& raw,
+                                                      const PredictOptions& options) {
   torch::NoGradGuard no_grad;
   const bool one2one = spec_.end2end && !options.use_one2many;
   const int64_t extra = head_->extra_channels();
@@ -172,29 +172,28 @@ std::vector<torch::Tensor> DetectionModelImpl::postprocess(const DetectOutput& r
   return non_max_suppression(decoded, nms, extra);
 }
 
-std::shared_ptr<PoseImpl> DetectionModelImpl::pose_head() const {
+std::shared_ptr<PoseImpl> YoloModelImpl::pose_head() const {
   return std::dynamic_pointer_cast<PoseImpl>(head_.ptr());
 }
 
-std::shared_ptr<ObbImpl> DetectionModelImpl::obb_head() const {
+std::shared_ptr<ObbImpl> YoloModelImpl::obb_head() const {
   return std::dynamic_pointer_cast<ObbImpl>(head_.ptr());
 }
 
-std::shared_ptr<SegmentImpl> DetectionModelImpl::segment_head() const {
+std::shared_ptr<SegmentImpl> YoloModelImpl::segment_head() const {
   return std::dynamic_pointer_cast<SegmentImpl>(head_.ptr());
 }
 
-RealNvp DetectionModelImpl::flow() const {
+RealNvp YoloModelImpl::flow() const {
   const auto pose = pose_head();
   return pose ? pose->flow() : RealNvp(nullptr);
 }
 
-std::vector<std::shared_ptr<torch::nn::Module>> DetectionModelImpl::layer_modules() const {
+std::vector<std::shared_ptr<torch::nn::Module>> YoloModelImpl::layer_modules() const {
   return layers_->children();
 }
 
-DetectionModel build_detection_model(const ModelName& name, int num_classes,
-                                     KeypointShape kpt_shape) {
+YoloModel build_yolo_model(const ModelName& name, int num_classes, KeypointShape kpt_shape) {
   if (name.family == ModelFamily::kCustomYaml) {
     throw core::ConfigError("model yaml files are not supported yet (" + name.display() +
                             "); use a built-in name");
@@ -205,12 +204,12 @@ DetectionModel build_detection_model(const ModelName& name, int num_classes,
   variant.oriented = name.task == core::Task::kObb;
   variant.masks = name.task == core::Task::kSegment;
   variant.cls_width = name.cls_width;
-  return DetectionModel(name, make_model_spec(name.family, scale, num_classes, variant));
+  return YoloModel(name, make_model_spec(name.family, scale, num_classes, variant));
 }
 
-DetectionModel build_tiny_detection_model(ModelFamily family, int num_classes, core::Task task,
-                                          KeypointShape kpt_shape) {
-  return build_detection_model(ModelName{family, 't', {}, task, {}}, num_classes, kpt_shape);
+YoloModel build_tiny_yolo_model(ModelFamily family, int num_classes, core::Task task,
+                                KeypointShape kpt_shape) {
+  return build_yolo_model(ModelName{family, 't', {}, task, {}}, num_classes, kpt_shape);
 }
 
 }  // namespace trainer::model

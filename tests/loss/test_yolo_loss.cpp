@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "core/autocast_guard.h"
-#include "loss/detection_loss.h"
 #include "loss/gt_targets.h"
+#include "loss/yolo_loss.h"
 
 using namespace trainer::loss;
 using trainer::model::DetectOutput;
@@ -46,8 +46,8 @@ torch::Tensor tiny_labels() {
   return torch::tensor({{0.0f, 0.0f, 0.5f, 0.5f, 1.0f, 1.0f}});
 }
 
-DetectionLoss tiny_loss(bool end2end) {
-  return DetectionLoss(1, 1, {8}, LossGains{}, end2end);
+YoloLoss tiny_loss(bool end2end) {
+  return YoloLoss(1, 1, {8}, LossGains{}, end2end);
 }
 
 // Hand computation for the one-to-many head (topk 10 -> all 4 anchors of the GT, score s = 0.5):
@@ -165,7 +165,7 @@ TEST_CASE("no-GT batches: class loss over all anchors with sum 1, zero box terms
     for (const int reg_max : {1, 16}) {
       CAPTURE(end2end);
       CAPTURE(reg_max);
-      DetectionLoss loss(1, reg_max, {8}, LossGains{}, end2end);
+      YoloLoss loss(1, reg_max, {8}, LossGains{}, end2end);
       auto out = torch::zeros({2, 4 * reg_max + 1, 2, 2}).requires_grad_(true);
       auto o2o = torch::zeros({2, 4 * reg_max + 1, 2, 2}).requires_grad_(true);
       auto preds = detect_output({out}, {});
@@ -204,7 +204,7 @@ TEST_CASE("bf16 predictions and autocast give the fp32 loss") {
 
 TEST_CASE("reg_max 16 with DFL: random outputs give finite gradients on all channels") {
   torch::manual_seed(0);
-  DetectionLoss loss(3, 16, {8, 16, 32}, LossGains{}, false);
+  YoloLoss loss(3, 16, {8, 16, 32}, LossGains{}, false);
   std::vector<torch::Tensor> levels;
   for (const int s : {8, 4, 2}) levels.push_back(torch::randn({2, 67, s, s}).requires_grad_(true));
   const auto labels = torch::tensor({{0.0f, 2.0f, 0.3f, 0.4f, 0.2f, 0.3f},

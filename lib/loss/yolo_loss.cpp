@@ -1,4 +1,4 @@
-#include "loss/detection_loss.h"
+#include "loss/yolo_loss.h"
 
 #include <ATen/ATen.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
@@ -19,16 +19,16 @@ double prog_loss_o2m_weight(int64_t updates, int total_epochs) {
          kO2mFinal;
 }
 
-DetectionLoss::DetectionLoss(int num_classes, int reg_max, std::vector<double> strides,
-                             LossGains gains, bool end2end)
+YoloLoss::YoloLoss(int num_classes, int reg_max, std::vector<double> strides, LossGains gains,
+                   bool end2end)
     : one2many_(num_classes, reg_max, strides, gains, /*topk=*/10),
       one2one_(num_classes, reg_max, strides, gains, /*topk=*/7, /*topk2=*/1),
       end2end_(end2end),
       o2m_weight_(end2end ? kO2mStart : 1.0),
       o2o_weight_(end2end ? 1.0 - kO2mStart : 0.0) {}
 
-LossResult DetectionLoss::operator()(const model::DetectOutput& outputs, const LossTargets& targets,
-                                     int64_t batch_size) {
+LossResult YoloLoss::operator()(const model::DetectOutput& outputs, const LossTargets& targets,
+                                int64_t batch_size) {
   const auto& labels = targets.labels;
   if (end2end_ && outputs.one2one.empty())
     throw std::invalid_argument("detection loss: end-to-end loss needs the one2one outputs");
@@ -55,12 +55,12 @@ LossResult DetectionLoss::operator()(const model::DetectOutput& outputs, const L
   return {total, loss_o2o.detach()};
 }
 
-void DetectionLoss::end_epoch(int total_epochs) {
+void YoloLoss::end_epoch(int total_epochs) {
   if (!end2end_) return;
   set_epoch_updates(updates_ + 1, total_epochs);
 }
 
-void DetectionLoss::set_epoch_updates(int64_t updates, int total_epochs) {
+void YoloLoss::set_epoch_updates(int64_t updates, int total_epochs) {
   updates_ = updates;
   if (!end2end_) return;
   o2m_weight_ = prog_loss_o2m_weight(updates_, total_epochs);

@@ -1,6 +1,7 @@
-// The training objective of a detection model: the one-to-many head's loss (YOLO11), or for
-// end-to-end models (YOLO26) the weighted sum of the one-to-many and one-to-one heads' losses with
-// the reference's per-epoch "ProgLoss" weights.
+// The training objective of a YOLO model, and the base the pose, segmentation and OBB losses
+// extend: the one-to-many head's loss (YOLO11), or for end-to-end models (YOLO26) the weighted
+// sum of the one-to-many and one-to-one heads' losses with the reference's per-epoch "ProgLoss"
+// weights.
 //
 // Why: the trainer needs one call that turns the head's raw outputs and the batch labels into the
 // value to backpropagate and the items to log, whatever the model family.
@@ -28,12 +29,12 @@ struct LossResult {
 // max(1 - that, 0). 0.8 / 0.2 at the start, 0.1 / 0.9 in the last epoch.
 double prog_loss_o2m_weight(int64_t updates, int total_epochs);
 
-class DetectionLoss {
+class YoloLoss {
  public:
   // end2end: YOLO26 (o2m topk 10 + o2o topk 7 / topk2 1); otherwise only the o2m head (topk 10).
-  DetectionLoss(int num_classes, int reg_max, std::vector<double> strides, LossGains gains,
-                bool end2end);
-  virtual ~DetectionLoss() = default;
+  YoloLoss(int num_classes, int reg_max, std::vector<double> strides, LossGains gains,
+           bool end2end);
+  virtual ~YoloLoss() = default;
 
   // The loss of a batch. Tasks with more labels than boxes (pose) override this one.
   virtual LossResult operator()(const model::DetectOutput& outputs, const LossTargets& targets,
