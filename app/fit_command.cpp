@@ -73,7 +73,8 @@ Command register_fit_command(CLI::App& app, const GlobalOptions& /*global*/) {
     bool per_class = false;
   };
   auto opts = std::make_shared<Options>();
-  CLI::App* cli = app.add_subcommand("fit", "train a detector or pose model from a YAML config");
+  CLI::App* cli = app.add_subcommand(
+      "fit", "train a YOLO model (detect, pose, segment, obb) from a YAML config");
   cli->add_option("args", opts->args, "CONFIG (a yaml file) then key=value overrides");
   cli->add_flag("--per-class", opts->per_class, "print the per-class table after the last epoch");
   return {cli, [opts] {

@@ -1,7 +1,8 @@
 // The registry of configuration keys: name, section, type, default, allowed range or choices.
 //
 // Why: loading, validating, printing, writing and comparing a config all walk this one table, so a
-// new key is added in exactly one place and can never be printed but not loaded (or the reverse).
+// new key (a field of core::TrainConfig plus its row here) can never be printed but not loaded,
+// or the reverse.
 #pragma once
 
 #include <array>
@@ -75,7 +76,8 @@ std::vector<std::string_view> reference_only_keys();  // all of them, in registr
 // The valid key closest to `key` by edit distance (our keys and reference keys).
 std::string closest_key(std::string_view key);
 
-// Text form used in tables and YAML: floats with up to 6 significant digits, lists as [a, b, c].
+// Text form used in tables and YAML: floats as the shortest text (6 to 17 significant digits) that
+// reads back to the same double, lists as [a, b, c].
 std::string format_value(const FieldValue& value);
 
 }  // namespace trainer::core

@@ -27,9 +27,6 @@ class ObbLoss : public YoloLoss {
                         int64_t batch_size) override;
   std::vector<std::string> item_names() const;
 
-  const ObbHeadLoss& obb_one2many() const { return obb_o2m_; }
-  const ObbHeadLoss& obb_one2one() const { return obb_o2o_; }
-
  private:
   ObbHeadLoss obb_o2m_;
   ObbHeadLoss obb_o2o_;

@@ -33,8 +33,6 @@ class PoseLoss : public YoloLoss {
                         int64_t batch_size) override;
 
   std::vector<std::string> item_names() const;
-  const PoseHeadLoss& pose_one2many() const { return pose_o2m_; }
-  const PoseHeadLoss& pose_one2one() const { return pose_o2o_; }
 
  private:
   PoseHeadLoss pose_o2m_;

@@ -28,9 +28,6 @@ class SegmentLoss : public YoloLoss {
                         int64_t batch_size) override;
   std::vector<std::string> item_names() const;
 
-  const SegmentHeadLoss& segment_one2many() const { return seg_o2m_; }
-  const SegmentHeadLoss& segment_one2one() const { return seg_o2o_; }
-
  private:
   SegmentHeadLoss seg_o2m_;
   SegmentHeadLoss seg_o2o_;

@@ -57,9 +57,6 @@ class YoloLoss {
   double o2o_weight() const { return o2o_weight_; }
   bool end2end() const { return end2end_; }
 
-  const HeadLoss& one2many() const { return one2many_; }
-  const HeadLoss& one2one() const { return one2one_; }
-
  private:
   HeadLoss one2many_;
   HeadLoss one2one_;

@@ -1,7 +1,8 @@
 // The detection task: boxes and classes, the (B) metrics, COCO box predictions.
 //
-// Why: the one task implemented today, written against TaskDefinition
-// (engine/task/task_definition.h) so the engine's loop holds no detection assumptions of its own.
+// Why: the base task the others extend (pose, segmentation and OBB add their own outputs to its
+// boxes), written against TaskDefinition (engine/task/task_definition.h) so the engine's loop
+// holds no detection assumptions of its own.
 #pragma once
 
 #include <string>
