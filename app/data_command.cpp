@@ -11,7 +11,6 @@
 #include "app/config_args.h"
 #include "core/config_loader.h"
 #include "core/run_dir.h"
-#include "core/task.h"
 #include "data/batch_plot.h"
 #include "data/dataset.h"
 #include "data/decode_budget.h"
@@ -80,11 +79,9 @@ int run_preview(const DataOptions& opts) {
   const data::DatasetSpec spec = data::load_dataset_yaml(cfg.data.data);
   data::set_decode_budget_gib(cfg.data.decode_budget_gb);
   data::LoadOptions load;
-  // An OBB config (model yolo26n-obb, or task: obb) draws the labels' rotated boxes; a
-  // segmentation config (yolo26n-seg, task: segment) their masks.
-  const core::Task task = engine::resolved_task(cfg);
-  if (task == core::Task::kObb) load.polygons = data::PolygonKind::kOrientedBoxes;
-  if (task == core::Task::kSegment) load.polygons = data::PolygonKind::kOutlines;
+  // The config's task decides what the polygons are: an OBB config (model yolo26n-obb, or
+  // task: obb) draws the labels' rotated boxes, a segmentation config their masks.
+  load.polygons = engine::make_task_definition(cfg)->label_polygons();
   const data::DatasetIndex index = data::load_split(spec, data::Split::kTrain, load);
   data::Loader loader(index, data::train_loader_options(cfg));
   const bool mosaic = data::mosaic_enabled(cfg, opts.epoch);

@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "core/task.h"
 #include "data/decode_budget.h"
 #include "data/label_selection.h"
 #include "engine/task/task_definition.h"
@@ -28,9 +27,7 @@ data::DatasetIndex load_run_split(const core::TrainConfig& config, const data::D
   selection.classes = data::parse_class_list(config.data.classes, spec.nc());
   selection.single_cls = config.data.single_cls;
   data::LoadOptions options;
-  const core::Task task = resolved_task(config);
-  if (task == core::Task::kObb) options.polygons = data::PolygonKind::kOrientedBoxes;
-  if (task == core::Task::kSegment) options.polygons = data::PolygonKind::kOutlines;
+  options.polygons = make_task_definition(config)->label_polygons();
   data::DatasetIndex index = data::load_split(spec, split, options);
   if (split == data::Split::kTrain) data::take_fraction(index, config.data.fraction);
   if (selects_labels(config)) {

@@ -20,6 +20,7 @@
 #include "core/task.h"
 #include "data/batch.h"
 #include "data/dataset_yaml.h"
+#include "data/image_labels.h"
 #include "engine/log/epoch_record.h"
 #include "engine/task/task_scorer.h"
 #include "engine/validation_result.h"
@@ -34,6 +35,10 @@ class TaskDefinition {
   virtual ~TaskDefinition() = default;
 
   virtual core::Task task() const = 0;
+
+  // What the label rows' polygons are to this task: kept as oriented boxes (OBB) or outlines
+  // (segmentation), or, by default, turned into their enclosing boxes.
+  virtual data::PolygonKind label_polygons() const { return data::PolygonKind::kNone; }
 
   // The model `name` with this task's head for `dataset` (its classes; pose: its kpt_shape).
   virtual model::YoloModel build_model(const model::ModelName& name,

@@ -26,6 +26,16 @@ TEST_CASE("make_task_definition: detect, pose, obb and segment") {
   CHECK(engine::make_task_definition(config)->task() == core::Task::kSegment);
 }
 
+TEST_CASE("label polygons: OBB keeps oriented boxes, segmentation outlines, the others none") {
+  using data::PolygonKind;
+  CHECK(engine::make_task_definition(core::Task::kDetect)->label_polygons() == PolygonKind::kNone);
+  CHECK(engine::make_task_definition(core::Task::kPose)->label_polygons() == PolygonKind::kNone);
+  CHECK(engine::make_task_definition(core::Task::kObb)->label_polygons() ==
+        PolygonKind::kOrientedBoxes);
+  CHECK(engine::make_task_definition(core::Task::kSegment)->label_polygons() ==
+        PolygonKind::kOutlines);
+}
+
 TEST_CASE("segment: (B) and (M) metrics, COCO mask extras by name, fitness = box + mask") {
   engine::ValidationResult val;
   val.metric.map50_95 = 0.25;
