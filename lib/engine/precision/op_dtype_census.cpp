@@ -97,6 +97,10 @@ std::vector<std::string> OpDtypeCensus::low_precision_compute_ops() const {
 
 bool is_data_movement_op(const std::string& name) {
   static const std::set<std::string> ops = {
+      // Constant fills round nothing computed; deterministic mode (`deterministic: true`) fills
+      // every new tensor with NaN (LibTorch's fill_uninitialized_memory), a bf16 cast's included.
+      "aten::fill_",
+      "aten::zero_",
       "aten::to",
       "aten::_to_copy",
       "aten::copy_",

@@ -57,6 +57,23 @@ loss::YoloLoss criterion_for(model::YoloModelImpl& net) {
 
 }  // namespace
 
+TEST_CASE("op census: deterministic mode's NaN fill of new tensors is not compute") {
+  // Under deterministic algorithms LibTorch fills every new tensor (fill_), a bf16 cast's too.
+  const auto a = torch::rand({4});
+  const bool was = at::globalContext().deterministicAlgorithms();
+  const bool warn_only = at::globalContext().deterministicAlgorithmsWarnOnly();
+  at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/true);
+  std::vector<std::string> ops;
+  {
+    engine::OpDtypeCensus census;
+    const auto h = a.to(at::kBFloat16);
+    (void)(h * h);
+    ops = census.low_precision_compute_ops();
+  }
+  at::globalContext().setDeterministicAlgorithms(was, warn_only);
+  CHECK(ops == std::vector<std::string>{"aten::mul"});
+}
+
 TEST_CASE("op census: records each op's input dtypes, casts and views are not arithmetic") {
   const auto a = torch::rand({4});
   engine::OpDtypeCensus outer;
