@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "core/task.h"
-#include "optim/optimizer_kind.h"  // torch-free: the optimizer kinds lib/optim owns
 
 namespace trainer::core {
 
@@ -89,7 +88,9 @@ struct ScheduleConfig {
 };
 
 struct OptimConfig {
-  optim::OptimizerKind optimizer = optim::OptimizerKind::kAuto;
+  // auto, MuSGD, SGD or AdamW as the reference spells them (the config's vocabulary); lib/optim,
+  // which owns the kinds, parses it (optim::optimizer_kind_from_name).
+  std::string optimizer = "auto";
   double lr0 = 0.01;
   double momentum = 0.937;
   double weight_decay = 0.0005;

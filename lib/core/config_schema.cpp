@@ -213,12 +213,9 @@ std::vector<FieldSpec> build_fields() {
       "segmentation: ground-truth masks at imgsz / mask_ratio"));
   // optimizer
   {
-    std::vector<std::pair<std::string, optim::OptimizerKind>> kinds;
-    for (auto kind : {optim::OptimizerKind::kAuto, optim::OptimizerKind::kMuSGD,
-                      optim::OptimizerKind::kSGD, optim::OptimizerKind::kAdamW}) {
-      kinds.emplace_back(optim::optimizer_kind_name(kind), kind);
-    }
-    f.push_back(choice_field<optim::OptimizerKind>(
+    std::vector<std::pair<std::string, std::string>> kinds;
+    for (const char* name : {"auto", "MuSGD", "SGD", "AdamW"}) kinds.emplace_back(name, name);
+    f.push_back(choice_field<std::string>(
         "optimizer", "optim", [](auto& c) -> auto& { return c.optim.optimizer; }, kinds,
         "auto picks MuSGD for long runs (>10k iterations), AdamW otherwise"));
   }

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <exception>
+#include <optional>
 
 #include "core/error.h"
 #include "data/loader_options.h"
@@ -18,6 +19,7 @@
 #include "engine/run_dataset.h"
 #include "model/model_name.h"
 #include "model/weights_io.h"
+#include "optim/optimizer_kind.h"
 #include "optim/param_groups.h"
 
 namespace trainer::engine {
@@ -32,7 +34,13 @@ optim::NamedTensors named_state(model::YoloModelImpl& model) {
 optim::OptimizerChoice choose_optimizer(const core::TrainConfig& config, int64_t train_images,
                                         int nc) {
   optim::OptimizerRequest r;
-  r.kind = config.optim.optimizer;
+  const std::optional<optim::OptimizerKind> kind =
+      optim::optimizer_kind_from_name(config.optim.optimizer);
+  if (!kind) {
+    throw core::ConfigError(fmt::format("optimizer: '{}' is not one of auto, MuSGD, SGD, AdamW",
+                                        config.optim.optimizer));
+  }
+  r.kind = *kind;
   r.lr0 = config.optim.lr0;
   r.momentum = config.optim.momentum;
   r.warmup_bias_lr = config.schedule.warmup_bias_lr;

@@ -11,7 +11,7 @@ using namespace trainer::core;
 
 TEST_CASE("optimizer and schedule defaults equal the reference (section 1.5)") {
   const TrainConfig c;
-  CHECK(c.optim.optimizer == trainer::optim::OptimizerKind::kAuto);
+  CHECK(c.optim.optimizer == "auto");
   CHECK(c.optim.lr0 == 0.01);
   CHECK(c.schedule.lrf == 0.01);
   CHECK(c.optim.momentum == 0.937);

@@ -13,7 +13,7 @@ TEST_CASE("YAML round trip: load, write, load gives the same struct") {
   TrainConfig c;
   c.schedule.epochs = 7;
   c.optim.lr0 = 0.0123456789;
-  c.optim.optimizer = trainer::optim::OptimizerKind::kAdamW;
+  c.optim.optimizer = "AdamW";
   c.optim.ns_coefficients = {1.5, -0.1, 3.0};
   c.run.device = "0";      // numeric-looking string
   c.run.name = "exp: #1";  // needs quoting

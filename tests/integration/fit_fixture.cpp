@@ -34,7 +34,7 @@ core::TrainConfig tiny_fit_config(const std::filesystem::path& project, const st
   c.schedule.epochs = epochs;
   c.schedule.close_mosaic = 1;
   c.schedule.warmup_epochs = 1;
-  c.optim.optimizer = optim::OptimizerKind::kMuSGD;
+  c.optim.optimizer = "MuSGD";
   c.optim.lr0 = 0.01;
   c.optim.nbs = 4;  // accumulate 1: an optimizer step every batch
   c.run.precision = core::Precision::kFP32;
