@@ -36,13 +36,13 @@ int run_bench_precision(const PrecisionCli& opts) {
   context_options.need_val = false;
   context_options.show_progress = false;
   engine::TrainingContext ctx = engine::build_training_context(config, context_options);
-  ctx.train_loader->start_epoch(0, opts.mosaic);
-  const auto batch = ctx.train_loader->next();
+  ctx.inputs.train_loader->start_epoch(0, opts.mosaic);
+  const auto batch = ctx.inputs.train_loader->next();
   if (!batch) throw core::InputError("bench precision: the training split gave no batch");
   const auto images = data::images_to_device(batch->images, ctx.device, torch::kFloat,
                                              engine::model_memory_format(config, ctx.device));
   const engine::PrecisionComparison c =
-      engine::compare_precisions(*ctx.model, *ctx.criterion, images,
+      engine::compare_precisions(*ctx.net.model, *ctx.net.criterion, images,
                                  loss::LossTargets{batch->labels, batch->keypoints, batch->rboxes,
                                                    batch->masks, batch->overlap_masks},
                                  ctx.device);
@@ -50,7 +50,7 @@ int run_bench_precision(const PrecisionCli& opts) {
   bench::Json j;
   j["benchmark"] = "precision";
   j["device"] = ctx.device.str();
-  j["model"] = ctx.model->name().display();
+  j["model"] = ctx.net.model->name().display();
   j["imgsz"] = config.data.imgsz;
   j["batch"] = images.size(0);
   j["auto_decision"] = ctx.precision.reason;
@@ -58,8 +58,8 @@ int run_bench_precision(const PrecisionCli& opts) {
   j["head_class_error"] = c.head_class_error;
   bench::Json loss = bench::Json::object();
   for (size_t k = 0; k < c.loss_fp32.size(); ++k) {
-    const std::string name =
-        k < ctx.columns.loss_names.size() ? ctx.columns.loss_names[k] : fmt::format("item{}", k);
+    const std::string name = k < ctx.net.columns.loss_names.size() ? ctx.net.columns.loss_names[k]
+                                                                   : fmt::format("item{}", k);
     const double a = c.loss_fp32[k], b = c.loss_bf16[k], f = c.loss_floor[k];
     const auto rel = [a](double x) {
       return a != 0.0 ? std::abs(x - a) / std::abs(a) : std::abs(x);
@@ -104,7 +104,7 @@ int run_bench_precision(const PrecisionCli& opts) {
       "bf16 vs fp32 on {} x {}px ({}): head box {:.2e}, class {:.2e}; gradients {:.2e} "
       "(cosine {:.4f}); noise floor (fp32 on bf16-rounded images): gradients {:.2e} "
       "(cosine {:.4f})",
-      images.size(0), config.data.imgsz, ctx.model->name().display(), c.head_box_error,
+      images.size(0), config.data.imgsz, ctx.net.model->name().display(), c.head_box_error,
       c.head_class_error, c.gradient_error, c.gradient_cosine, c.floor_gradient_error,
       c.floor_gradient_cosine);
   for (const auto& [name, v] : loss.items()) {

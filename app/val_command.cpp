@@ -122,10 +122,8 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
                                     : "weights file " + weights);
             model->to(device);
             // Standalone scoring is fp32 unless bf16 is asked for (the reference's `val` has
-            // half=False); during fit, validation follows the training precision.
-            if (config.run.precision == core::Precision::kAuto) {
-              config.run.precision = core::Precision::kFP32;
-            }
+            // half=False; from_config leaves `auto` at fp32); during fit, validation follows the
+            // training precision.
             auto vo = engine::ValidationOptions::from_config(config);
             vo.keep_detections = true;
             // As the reference does before validating: BN folded into the convs and only the

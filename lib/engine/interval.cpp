@@ -60,15 +60,15 @@ IntervalResult measure_intervals(const core::TrainConfig& config, const Interval
   int64_t ni = 0;
   auto interval_start = Clock::now();
   while (done < total) {
-    ctx.train_loader->start_epoch(static_cast<int>(epoch),
-                                  data::mosaic_enabled(config, static_cast<int>(epoch)));
+    ctx.inputs.train_loader->start_epoch(static_cast<int>(epoch),
+                                         data::mosaic_enabled(config, static_cast<int>(epoch)));
     step.reset_epoch();
     while (done < total) {
       if (options.breakdown) clock.start();
-      auto batch = ctx.train_loader->next();
+      auto batch = ctx.inputs.train_loader->next();
       if (!batch) break;
       if (options.breakdown) clock.mark("loader_wait");
-      step.apply_schedule(ni, epoch);
+      step.apply_schedule(ni);
       step.run(*batch, ni, options.breakdown ? &clock : nullptr);
       synchronize(ctx.device);
       const double interval = ms_since(interval_start);

@@ -22,17 +22,17 @@ TrainStep::TrainStep(TrainingContext& context) : ctx_(context) {
 
 void TrainStep::reset_epoch() {
   const auto options = torch::TensorOptions().dtype(torch::kFloat).device(ctx_.device);
-  loss_sum_ = torch::zeros({static_cast<int64_t>(ctx_.columns.loss_names.size())}, options);
+  loss_sum_ = torch::zeros({static_cast<int64_t>(ctx_.net.columns.loss_names.size())}, options);
   non_finite_ = torch::zeros({}, options.dtype(torch::kBool));
   batches_ = 0;
 }
 
-void TrainStep::apply_schedule(int64_t ni, int64_t /*epoch*/) {
-  const auto& s = ctx_.schedule;
+void TrainStep::apply_schedule(int64_t ni) {
+  const auto& s = ctx_.optimization.schedule;
   accumulate_ = optim::accumulate_at(s, ni);
-  const bool has_momentum = optim::schedules_momentum(ctx_.optimizer_choice.kind);
-  const double momentum = optim::momentum_at(s, ni, ctx_.optimizer_choice.momentum);
-  for (auto& group : ctx_.optimizer->groups()) {
+  const bool has_momentum = optim::schedules_momentum(ctx_.optimization.choice.kind);
+  const double momentum = optim::momentum_at(s, ni, ctx_.optimization.choice.momentum);
+  for (auto& group : ctx_.optimization.optimizer->groups()) {
     group.lr = optim::group_lr(s, group.kind, group.initial_lr, ni);
     if (has_momentum) group.momentum = momentum;
   }
@@ -42,7 +42,7 @@ void TrainStep::run(const data::Batch& batch, int64_t ni, StageClock* clock) {
   auto images = data::images_to_device(batch.images, ctx_.device, torch::kFloat,
                                        model_memory_format(ctx_.config, ctx_.device));
   if (const double f = ctx_.config.augment.multi_scale; f > 0.0) {
-    const auto stride = static_cast<int64_t>(ctx_.model->strides().back());
+    const auto stride = static_cast<int64_t>(ctx_.net.model->strides().back());
     const auto range = multi_scale_range(ctx_.config.data.imgsz, f, stride);
     images = apply_multi_scale(
         images, draw_multi_scale_size(range, static_cast<uint64_t>(ctx_.config.run.seed), ni),
@@ -55,8 +55,8 @@ void TrainStep::run(const data::Batch& batch, int64_t ni, StageClock* clock) {
   loss::LossResult result;
   {
     core::AutocastGuard autocast(ctx_.device.type(), at::kBFloat16, ctx_.bf16());
-    auto outputs = ctx_.model->forward_for_loss(images);
-    result = (*ctx_.criterion)(
+    auto outputs = ctx_.net.model->forward_for_loss(images);
+    result = (*ctx_.net.criterion)(
         outputs,
         loss::LossTargets{labels, batch.keypoints, batch.rboxes, batch.masks, batch.overlap_masks},
         images.size(0));
@@ -69,8 +69,8 @@ void TrainStep::run(const data::Batch& batch, int64_t ni, StageClock* clock) {
   // Data-parallel: the reducer averages gradients over ranks, so each rank's loss is scaled by
   // WORLD_SIZE (the reference's rule): the mean of the ranks' gradients of world_size * L_r is the
   // sum of theirs, the single-process gradient at the global batch.
-  if (ctx_.reducer) {
-    ctx_.reducer->backward(result.total * static_cast<double>(ctx_.world_size()));
+  if (ctx_.net.reducer) {
+    ctx_.net.reducer->backward(result.total * static_cast<double>(ctx_.world_size()));
   } else {
     result.total.backward();
   }
@@ -87,15 +87,15 @@ void TrainStep::run(const data::Batch& batch, int64_t ni, StageClock* clock) {
 
 void TrainStep::optimizer_step(StageClock* clock) {
   std::vector<at::Tensor> grads;
-  grads.reserve(ctx_.trainable.size());
-  for (const auto& p : ctx_.trainable) grads.push_back(p.grad());
+  grads.reserve(ctx_.net.trainable.size());
+  for (const auto& p : ctx_.net.trainable) grads.push_back(p.grad());
   last_grad_norm_ = optim::clip_grad_norm(grads, ctx_.config.optim.max_grad_norm);
   non_finite_.logical_or_(torch::isfinite(last_grad_norm_.to(ctx_.device)).logical_not());
   if (clock) clock->mark("clip");
-  ctx_.optimizer->step();
-  ctx_.optimizer->zero_grad();
+  ctx_.optimization.optimizer->step();
+  ctx_.optimization.optimizer->zero_grad();
   if (clock) clock->mark("optimizer");
-  ctx_.ema->update(ctx_.live_state);
+  ctx_.optimization.ema->update(ctx_.net.live_state);
   if (clock) clock->mark("ema");
 }
 

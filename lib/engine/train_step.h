@@ -27,8 +27,9 @@ class TrainStep {
  public:
   explicit TrainStep(TrainingContext& context);
 
-  // Sets lr, momentum and accumulation for global iteration `ni` of `epoch` (warmup and decay).
-  void apply_schedule(int64_t ni, int64_t epoch);
+  // Sets lr, momentum and accumulation for global iteration `ni` = batch + nb * epoch (warmup and
+  // decay are functions of ni alone).
+  void apply_schedule(int64_t ni);
 
   // Runs one batch. `clock` (breakdown runs only) gets a mark after each stage, with a sync.
   void run(const data::Batch& batch, int64_t ni, StageClock* clock = nullptr);
@@ -40,6 +41,8 @@ class TrainStep {
   int64_t last_instances() const { return last_instances_; }
   // True when any loss or gradient norm since reset_epoch() was not finite (one host read).
   bool saw_non_finite() const;
+  // The total gradient norm before clipping at the last optimizer step (undefined before the
+  // first): fit logs it in each epoch's line (one host read per epoch).
   at::Tensor last_grad_norm() const { return last_grad_norm_; }
   void reset_epoch();
 

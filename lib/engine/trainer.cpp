@@ -69,7 +69,7 @@ std::vector<double> to_vector(const at::Tensor& items) {
 
 std::vector<double> learning_rates(TrainingContext& ctx) {
   std::vector<double> lrs;
-  for (const auto& g : ctx.optimizer->groups()) lrs.push_back(g.lr);
+  for (const auto& g : ctx.optimization.optimizer->groups()) lrs.push_back(g.lr);
   return lrs;
 }
 
@@ -108,252 +108,378 @@ void keep_earlier_results(const std::filesystem::path& run_dir) {
   }
 }
 
-}  // namespace
+// What one epoch's training pass leaves for the epoch end.
+struct TrainedEpoch {
+  std::vector<double> losses;          // the task's loss items, means over the epoch
+  std::vector<double> learning_rates;  // per parameter group, as the epoch ended
+  bool non_finite = false;             // a loss or gradient was not finite (agreed by all ranks)
+  bool out_of_time = false;            // `time` ran out inside the epoch (agreed by all ranks)
+  std::chrono::steady_clock::time_point start;
+};
 
-FitResult fit(const core::TrainConfig& user_config, const FitOptions& options) {
-  const auto run_start = std::chrono::steady_clock::now();
-  const std::shared_ptr<distributed::Group>& group = options.group;
-  const int rank = group ? group->rank() : options.rank;
-  const bool main_rank = rank == 0;
-  make_task_definition(user_config);  // an unimplemented task fails before the run folder exists
-  // This rank's config: its own device from a device list (device=0,1 -> rank 1 uses 1).
-  core::TrainConfig config = user_config;
-  config.run.task = resolved_task(user_config);  // a weights file's own task, recorded in args.yaml
-  config.run.device = device_for_rank(user_config.run.device, options.local_rank,
-                                      group ? options.local_world_size : 1);
+// The run fit() drives, one member function per phase; the state they share lives here.
+class FitRun {
+ public:
+  explicit FitRun(const FitOptions& options)
+      : options_(options),
+        group_(options.group),
+        main_rank_((group_ ? group_->rank() : options.rank) == 0),
+        start_(std::chrono::steady_clock::now()) {}
+
+  // This rank's config, the checks that load no data, the model source (a weights file read
+  // once), the run folder with its lock, train.log and args.yaml.
+  void open_run(const core::TrainConfig& user_config);
+  // Dataset, model, loss, optimizer, EMA; the validator and the EMA's copy; the logs; a resume's
+  // state. Returns the first epoch to train.
+  int64_t build_training();
+
+  bool has_epoch(int64_t epoch) const { return epoch < epochs_; }
+  TrainedEpoch train_one_epoch(int64_t epoch);
+  // The non-finite recovery: when `trained` saw a non-finite loss or gradient, the epoch's updates
+  // are discarded (the last checkpoint reloaded) and it returns true: the same epoch runs again.
+  bool redo_if_non_finite(int64_t epoch, const TrainedEpoch& trained);
+  bool is_final(int64_t epoch, const TrainedEpoch& trained) const {
+    return epoch + 1 >= epochs_ || trained.out_of_time;
+  }
+  // On a BN-folded copy of the EMA weights (the shadow is never touched); rank 0 only, and only
+  // where `val` or the final epoch asks.
+  std::optional<ValidationResult> validate_ema(bool final_epoch);
+  // Best fitness so far; returns whether this epoch improved it.
+  bool update_best(int64_t epoch, const TrainedEpoch& trained,
+                   const std::optional<ValidationResult>& val);
+  // results.csv, results.png and the TensorBoard events (rank 0).
+  void record_epoch(int64_t epoch, const TrainedEpoch& trained,
+                    const std::optional<ValidationResult>& val);
+  // Checkpoints and exports; last.ckpt, written last, commits the epoch (rank 0 writes).
+  void save_epoch(int64_t epoch, bool improved, bool final_epoch,
+                  const std::optional<ValidationResult>& val);
+  void end_epoch(int64_t epoch, const TrainedEpoch& trained, std::optional<ValidationResult> val);
+  // Whether the ranks stop after `epoch`: `time` used up or re-estimated, or early stopping.
+  bool agree_to_stop(int64_t epoch, const TrainedEpoch& trained, bool final_epoch);
+  FitResult finish_run();
+
+ private:
+  double elapsed() const { return seconds_since(start_); }
+
+  const FitOptions& options_;
+  std::shared_ptr<distributed::Group> group_;
+  bool main_rank_;
+  std::chrono::steady_clock::time_point start_;
+
+  core::TrainConfig user_config_;
+  core::TrainConfig config_;    // this rank's (its device; the run's task)
+  core::TrainConfig recorded_;  // what args.yaml records: the user's, with the run's task
+  std::optional<ModelSource> source_;
+  RunFolder folder_;
+  std::filesystem::path weights_dir_;
+  std::optional<core::RunLock> lock_;  // one live run per folder (rank 0 holds it)
+  FitResult result_;
+
+  std::optional<TrainingContext> ctx_;
+  std::optional<TrainStep> step_;
+  std::optional<Validator> validator_;
+  model::YoloModel eval_model_{nullptr};  // the EMA weights' copy, validated and exported
+  optim::NamedTensors eval_state_;
+  std::optional<TimeBudget> budget_;
+  int64_t epochs_ = 0;  // `time` re-estimates it after every epoch
+  EpochRecord layout_;  // the columns: the task's loss items and metrics, the parameter groups
+  std::optional<ResultsLog> results_;            // rank 0 alone writes the run folder
+  std::optional<TensorBoardLog> tensorboard_;    // the same rows as events, plus the pictures
+  std::vector<std::filesystem::path> previews_;  // written this epoch, sent with its events
+  std::optional<ProgressLine> progress_;
+  int64_t start_epoch_ = 0;
+  int non_finite_recoveries_ = 0;  // consecutive, reset by a good epoch (the reference's rule)
+  int64_t last_saved_epoch_ = -1;  // the epoch last.ckpt holds
+};
+
+void FitRun::open_run(const core::TrainConfig& user_config) {
+  user_config_ = user_config;
+  config_ = user_config;
+  config_.run.device = device_for_rank(user_config.run.device, options_.local_rank,
+                                       group_ ? options_.local_world_size : 1);
   // Every check that loads no data, before the run folder and the configuration table: a bad
-  // device, model name or dataset yaml is the first thing reported, and nothing is written.
-  (void)check_run_config(config, group ? group->size() : options.world_size);
+  // device, model name, dataset yaml or weights file is the first thing reported, and nothing is
+  // written. The model source is read here, once: a weights file's architecture, task and tensors.
+  (void)check_run_config(config_, group_ ? group_->size() : options_.world_size);
+  source_ = read_model_source(config_);
+  config_.run.task =
+      resolved_task(config_, *source_);  // a weights file's own, recorded in args.yaml
+  recorded_ = user_config;               // the device list kept
+  recorded_.run.task = config_.run.task;
 
   // Run folder: a resumed run continues in its own folder (runs/x/weights/last.ckpt -> runs/x).
   // Rank 0 creates it; the others take its name (they never write there).
-  FitResult result;
-  RunFolder folder = open_run_folder(config, main_rank);
-  if (group) folder.dir = group->broadcast_text(folder.dir.string(), 0);
-  result.run_dir = folder.dir;
-  const auto weights_dir = result.run_dir / "weights";
-  std::optional<core::RunLock> lock;  // one live run per folder (rank 0 holds it)
-  // The user's config (device list included) with the run's task: a weights file's own.
-  core::TrainConfig recorded = user_config;
-  recorded.run.task = config.run.task;
-  if (main_rank) {
-    lock.emplace(result.run_dir);
-    if (!lock->stale_holder().empty()) {
-      spdlog::info("{}: took over the lock of a run that ended without releasing it ({})",
-                   result.run_dir.string(), lock->stale_holder());
-    }
-    if (!folder.resume) keep_earlier_results(result.run_dir);
-    std::filesystem::create_directories(weights_dir);
-    core::add_run_log_file(result.run_dir, options.rank, "train.log");
-    for (const auto& dir : {result.run_dir, weights_dir}) {
-      for (const auto& stale : core::remove_stale_temporaries(dir))
-        spdlog::info("removed {} (left by an interrupted write)", stale.string());
-    }
-    core::write_config_yaml(recorded, result.run_dir / "args.yaml");
-    spdlog::info("run folder: {}", result.run_dir.string());
-    spdlog::info("configuration:\n{}", core::config_table(recorded));
+  folder_ = open_run_folder(config_, main_rank_);
+  if (group_) folder_.dir = group_->broadcast_text(folder_.dir.string(), 0);
+  result_.run_dir = folder_.dir;
+  weights_dir_ = result_.run_dir / "weights";
+  if (!main_rank_) return;
+  lock_.emplace(result_.run_dir);
+  if (!lock_->stale_holder().empty()) {
+    spdlog::info("{}: took over the lock of a run that ended without releasing it ({})",
+                 result_.run_dir.string(), lock_->stale_holder());
   }
+  if (!folder_.resume) keep_earlier_results(result_.run_dir);
+  std::filesystem::create_directories(weights_dir_);
+  core::add_run_log_file(result_.run_dir, options_.rank, "train.log");
+  for (const auto& dir : {result_.run_dir, weights_dir_}) {
+    for (const auto& stale : core::remove_stale_temporaries(dir))
+      spdlog::info("removed {} (left by an interrupted write)", stale.string());
+  }
+  core::write_config_yaml(recorded_, result_.run_dir / "args.yaml");
+  spdlog::info("run folder: {}", result_.run_dir.string());
+  spdlog::info("configuration:\n{}", core::config_table(recorded_));
+}
 
+int64_t FitRun::build_training() {
   ContextOptions context_options;
-  context_options.rank = options.rank;
-  context_options.world_size = options.world_size;
-  context_options.local_rank = options.local_rank;
-  context_options.group = group;
-  context_options.show_progress = options.interactive && main_rank;
-  context_options.need_val = main_rank;
-  TrainingContext ctx = build_training_context(config, context_options);
-  ctx.config.run.device = user_config.run.device;              // checkpoints keep the device list
-  if (ctx.config.model.cls_width != config.model.cls_width) {  // fine-tuning rebuilt the branches
-    config.model.cls_width = ctx.config.model.cls_width;
-    recorded.model.cls_width = ctx.config.model.cls_width;
-    if (main_rank) core::write_config_yaml(recorded, result.run_dir / "args.yaml");
+  context_options.rank = options_.rank;
+  context_options.world_size = options_.world_size;
+  context_options.local_rank = options_.local_rank;
+  context_options.group = group_;
+  context_options.show_progress = options_.interactive && main_rank_;
+  context_options.need_val = main_rank_;
+  ctx_.emplace(build_training_context(config_, std::move(*source_), context_options));
+  source_.reset();
+  TrainingContext& ctx = *ctx_;
+  ctx.config.run.device = user_config_.run.device;              // checkpoints keep the device list
+  if (ctx.config.model.cls_width != config_.model.cls_width) {  // fine-tuning rebuilt the branches
+    config_.model.cls_width = ctx.config.model.cls_width;
+    recorded_.model.cls_width = ctx.config.model.cls_width;
+    if (main_rank_) core::write_config_yaml(recorded_, result_.run_dir / "args.yaml");
   }
-  if (folder.resume) keep_checkpoint_precision(ctx, *folder.resume);
-  const TaskDefinition& task = *ctx.task;
+  if (folder_.resume) keep_checkpoint_precision(ctx, *folder_.resume);
   // Rank 0 validates with the per-rank batch (the reference's val batch is 2 x batch / world).
-  core::TrainConfig val_config = config;
-  val_config.run.precision = ctx.precision.precision;  // auto resolved
-  val_config.data.batch = config.data.batch / ctx.world_size();
-  std::optional<Validator> validator;
-  if (main_rank) validator.emplace(ctx.val_set, ctx.dataset, val_config, ctx.device);
-  auto eval_model = task.build_model(resolve_model_source(config).name, ctx.dataset);
-  eval_model->to(ctx.device);
-  apply_memory_format(*eval_model, model_memory_format(config, ctx.device));
-  const auto eval_state = named_state(*eval_model);
+  core::TrainConfig val_config = config_;
+  val_config.data.batch = config_.data.batch / ctx.world_size();
+  if (main_rank_)
+    validator_.emplace(ctx.inputs.val_set, ctx.inputs.dataset, val_config, ctx.device);
+  eval_model_ = ctx.task->build_model(ctx.architecture, ctx.inputs.dataset);
+  eval_model_->to(ctx.device);
+  apply_memory_format(*eval_model_, model_memory_format(config_, ctx.device));
+  eval_state_ = named_state(*eval_model_);
 
-  TrainStep step(ctx);
-  int64_t epochs = config.schedule.epochs;  // `time` re-estimates it after every epoch
-  const TimeBudget budget(config.schedule.time);
-  bool out_of_time = false;
+  step_.emplace(ctx);
+  epochs_ = config_.schedule.epochs;
+  budget_.emplace(config_.schedule.time);
+  if (folder_.resume) {
+    start_epoch_ = restore_run(ctx, *step_, *folder_.resume, config_.run.resume);
+    result_.best_fitness = folder_.resume->best_fitness;
+    result_.best_epoch = folder_.resume->best_epoch;
+    last_saved_epoch_ = folder_.resume->epoch;
+  }
+  layout_.columns = ctx.net.columns;
+  layout_.train_loss.assign(ctx.net.columns.loss_names.size(), 0.0);
+  layout_.learning_rates.assign(ctx.optimization.optimizer->groups().size(), 0.0);
+  if (main_rank_) results_.emplace(result_.run_dir / "results.csv", layout_.header(), start_epoch_);
+  if (main_rank_ && config_.run.tensorboard) tensorboard_.emplace(result_.run_dir);
+  progress_.emplace(epochs_, ctx.batches_per_epoch(), config_.data.imgsz,
+                    options_.interactive && main_rank_, ctx.net.columns.loss_names);
+  return start_epoch_;
+}
+
+TrainedEpoch FitRun::train_one_epoch(int64_t epoch) {
+  TrainingContext& ctx = *ctx_;
+  TrainStep& step = *step_;
+  TrainedEpoch trained;
+  trained.start = std::chrono::steady_clock::now();
   const int64_t nb = ctx.batches_per_epoch();
-  int64_t start_epoch = 0;
-  if (folder.resume) {
-    start_epoch = restore_run(ctx, step, *folder.resume, config.run.resume);
-    result.best_fitness = folder.resume->best_fitness;
-    result.best_epoch = folder.resume->best_epoch;
+  ctx.inputs.train_loader->start_epoch(
+      static_cast<int>(epoch), data::mosaic_enabled(config_, static_cast<int>(epoch), epochs_));
+  step.reset_epoch();
+  progress_->start_epoch(epoch);
+  const bool previews =
+      main_rank_ && config_.run.plots && epoch == start_epoch_ && start_epoch_ == 0;
+  int64_t i = 0;
+  while (auto batch = ctx.inputs.train_loader->next()) {
+    const int64_t ni = i + nb * epoch;
+    step.apply_schedule(ni);
+    if (options_.inject_non_finite && options_.inject_non_finite(epoch, i)) step.poison_next_loss();
+    step.run(*batch, ni);
+    if (options_.observe_optimizer_step && step.last_opt_step() == ni) {
+      options_.observe_optimizer_step(epoch, i);
+    }
+    // `time`: stop at the first optimizer step past the budget (the reference's rule); under
+    // data-parallel training the ranks agree after every optimizer step, as the reference does.
+    if (budget_->active() && step.last_opt_step() == ni) {
+      trained.out_of_time = budget_->exhausted(elapsed());
+      if (group_) trained.out_of_time = group_->any(trained.out_of_time);
+    }
+    if (previews && i < 3) {
+      previews_.push_back(result_.run_dir / fmt::format("train_batch{}.jpg", i));
+      ctx.task->save_batch_preview(*batch, ctx.inputs.dataset.names, previews_.back());
+    }
+    ++i;
+    if (progress_->due()) {
+      progress_->update(i, to_vector(step.mean_loss_items()), step.last_instances());
+    }
+    if (trained.out_of_time) break;
   }
-  EpochRecord layout;  // the columns: the task's loss items and metrics, the parameter groups
-  layout.columns = ctx.columns;
-  layout.train_loss.assign(ctx.columns.loss_names.size(), 0.0);
-  layout.learning_rates.assign(ctx.optimizer->groups().size(), 0.0);
-  std::optional<ResultsLog> results;  // rank 0 alone writes the run folder
-  if (main_rank) results.emplace(result.run_dir / "results.csv", layout.header(), start_epoch);
-  std::optional<TensorBoardLog> tensorboard;  // the same rows as events, plus the pictures
-  if (main_rank && config.run.tensorboard) tensorboard.emplace(result.run_dir);
-  std::vector<std::filesystem::path> previews;  // written this epoch, sent with its events
-  ProgressLine progress(epochs, nb, config.data.imgsz, options.interactive && main_rank,
-                        ctx.columns.loss_names);
-  int non_finite_recoveries = 0;  // consecutive, reset by a good epoch (the reference's rule)
-  int64_t last_saved_epoch = folder.resume ? folder.resume->epoch : -1;  // what last.ckpt holds
+  trained.losses = to_vector(step.mean_loss_items());
+  progress_->finish(trained.losses, step.last_instances());
+  trained.learning_rates = learning_rates(ctx);
+  ctx.net.criterion->end_epoch(static_cast<int>(epochs_));  // the loss schedule
+  trained.non_finite = step.saw_non_finite();
+  if (group_) trained.non_finite = group_->any(trained.non_finite);  // every rank, or none
+  return trained;
+}
 
-  for (int64_t epoch = start_epoch; epoch < epochs; ++epoch) {
-    // --- train one epoch: loader -> step (schedule, forward+loss, backward, clip, optim, EMA)
-    const auto epoch_start = std::chrono::steady_clock::now();
-    ctx.train_loader->start_epoch(static_cast<int>(epoch),
-                                  data::mosaic_enabled(config, static_cast<int>(epoch), epochs));
-    step.reset_epoch();
-    progress.start_epoch(epoch);
-    int64_t i = 0;
-    while (auto batch = ctx.train_loader->next()) {
-      const int64_t ni = i + nb * epoch;
-      step.apply_schedule(ni, epoch);
-      if (options.inject_non_finite && options.inject_non_finite(epoch, i)) step.poison_next_loss();
-      step.run(*batch, ni);
-      if (options.observe_optimizer_step && step.last_opt_step() == ni) {
-        options.observe_optimizer_step(epoch, i);
-      }
-      // `time`: stop at the first optimizer step past the budget (the reference's rule); under
-      // data-parallel training the ranks agree after every optimizer step, as the reference does.
-      if (budget.active() && step.last_opt_step() == ni) {
-        out_of_time = budget.exhausted(seconds_since(run_start));
-        if (group) out_of_time = group->any(out_of_time);
-      }
-      if (main_rank && config.run.plots && epoch == start_epoch && i < 3 && start_epoch == 0) {
-        previews.push_back(result.run_dir / fmt::format("train_batch{}.jpg", i));
-        task.save_batch_preview(*batch, ctx.dataset.names, previews.back());
-      }
-      ++i;
-      if (progress.due()) {
-        progress.update(i, to_vector(step.mean_loss_items()), step.last_instances());
-      }
-      if (out_of_time) break;
-    }
-    const std::vector<double> losses = to_vector(step.mean_loss_items());
-    progress.finish(losses, step.last_instances());
-    const std::vector<double> lrs = learning_rates(ctx);
+bool FitRun::redo_if_non_finite(int64_t epoch, const TrainedEpoch& trained) {
+  if (!trained.non_finite) {
+    non_finite_recoveries_ = 0;
+    return false;
+  }
+  roll_back_epoch(*ctx_, *step_, weights_dir_ / "last.ckpt", epoch, last_saved_epoch_,
+                  ++non_finite_recoveries_, kMaxNonFiniteRecoveries);
+  return true;
+}
 
-    // --- epoch end: loss schedule, non-finite check (then the same epoch again)
-    ctx.criterion->end_epoch(static_cast<int>(epochs));
-    bool non_finite = step.saw_non_finite();
-    if (group) non_finite = group->any(non_finite);  // every rank rolls back, or none
-    if (non_finite) {
-      roll_back_epoch(ctx, step, weights_dir / "last.ckpt", epoch, last_saved_epoch,
-                      ++non_finite_recoveries, kMaxNonFiniteRecoveries);
-      --epoch;
-      continue;
-    }
-    non_finite_recoveries = 0;
+std::optional<ValidationResult> FitRun::validate_ema(bool final_epoch) {
+  TrainingContext& ctx = *ctx_;
+  ctx.optimization.ema->copy_to(eval_state_);
+  if (!validator_ || !(config_.run.val || final_epoch)) return std::nullopt;
+  auto vo = ValidationOptions::from_config(config_);
+  vo.bf16 = ctx.bf16();  // the run's precision, `auto` resolved
+  vo.keep_detections = config_.run.save_json && final_epoch;
+  // Scored on a BN-folded copy of the EMA weights, as the reference validates a fused model;
+  // eval_model_ keeps its BatchNorms for the .pt export.
+  auto fused = model::fused_copy(*eval_model_);
+  apply_memory_format(*fused, model_memory_format(config_, ctx.device));
+  std::optional<ValidationResult> val = validator_->run(*fused, ctx.net.criterion.get(), vo);
+  spdlog::info("validation (EMA weights, {} images):\n{}", val->images,
+               ctx.task->validation_table(*val, ctx.inputs.dataset.names,
+                                          options_.per_class && final_epoch));
+  return val;
+}
 
-    // --- validation on a copy of the EMA weights (the shadow is never touched)
-    ctx.ema->copy_to(eval_state);
-    const bool final_epoch = epoch + 1 >= epochs || out_of_time;
-    std::optional<ValidationResult> val;
-    if (validator && (config.run.val || final_epoch)) {
-      auto vo = ValidationOptions::from_config(config);
-      vo.keep_detections = config.run.save_json && final_epoch;
-      // Scored on a BN-folded copy of the EMA weights, as the reference validates a fused model;
-      // eval_model keeps its BatchNorms for the .pt export.
-      auto fused = model::fused_copy(*eval_model);
-      apply_memory_format(*fused, model_memory_format(config, ctx.device));
-      val = validator->run(*fused, ctx.criterion.get(), vo);
-      if (main_rank) {
-        spdlog::info(
-            "validation (EMA weights, {} images):\n{}", val->images,
-            task.validation_table(*val, ctx.dataset.names, options.per_class && final_epoch));
-      }
-    }
-    double loss_sum = 0;
-    for (double l : losses) loss_sum += l;
-    const double fitness = val ? task.fitness(*val) : -loss_sum;
-    const bool improved = result.best_epoch < 0 || fitness >= result.best_fitness;
-    if (improved) {
-      result.best_fitness = fitness;
-      result.best_epoch = epoch;
-    }
+bool FitRun::update_best(int64_t epoch, const TrainedEpoch& trained,
+                         const std::optional<ValidationResult>& val) {
+  double loss_sum = 0;
+  for (double l : trained.losses) loss_sum += l;
+  const double fitness = val ? ctx_->task->fitness(*val) : -loss_sum;
+  const bool improved = result_.best_epoch < 0 || fitness >= result_.best_fitness;
+  if (improved) {
+    result_.best_fitness = fitness;
+    result_.best_epoch = epoch;
+  }
+  return improved;
+}
 
-    // --- results and checkpoints
-    if (main_rank) {
-      EpochRecord record = layout;
-      record.epoch = epoch + 1;
-      record.seconds = seconds_since(run_start);
-      record.train_loss = losses;
-      record.learning_rates = lrs;
-      if (val) record.validation = task.epoch_validation(*val);
-      results->append(record.row());
-      if (config.run.plots)
-        plot_results(results->columns(), results->rows(), result.run_dir / "results.png");
-      if (tensorboard) {
-        tensorboard->epoch(record, seconds_since(epoch_start));
-        for (const auto& file : previews) tensorboard->image(file.stem().string(), file, epoch + 1);
-      }
-      previews.clear();
-      // The final epoch's predictions are written before its last.ckpt (the commit point), so
-      // a kill before that redoes the epoch on resume and writes them again.
-      const bool write_predictions = val && final_epoch && config.run.save_json;
-      save_checkpoints(
-          make_checkpoint(ctx, step, epoch, result.best_fitness, result.best_epoch), *eval_model,
-          weights_dir, improved, config.run.save_period, [&] {
-            if (!write_predictions) return;
-            task.write_predictions(*val, ctx.dataset.names, result.run_dir / "predictions.json");
-            spdlog::info("save_json: {}", (result.run_dir / "predictions.json").string());
-          });
-    }
-    last_saved_epoch = epoch;  // every rank: a rollback reloads what rank 0 saved
-    ++result.epochs_completed;
-    if (val) result.last_validation = std::move(val);
-    spdlog::info("epoch {}/{} done in {}", epoch + 1, epochs,
-                 format_duration(seconds_since(epoch_start)));
-    if (out_of_time) {
-      spdlog::info("time: the {:g} h budget is used up after {} epochs", config.schedule.time,
-                   epoch + 1);
-      break;
-    }
-    if (budget.active()) {  // the schedule follows the epochs the budget holds
-      epochs = budget.epochs_for(seconds_since(run_start), result.epochs_completed);
-      if (group) epochs = group->broadcast_value(epochs, 0);  // rank 0's clock decides
-      ctx.schedule.epochs = epochs;
-      progress.set_epochs(epochs);
-      if (epoch + 1 >= epochs) {
-        spdlog::info("time: {} epochs fit in the {:g} h budget; done", epochs,
-                     config.schedule.time);
-        break;
-      }
-    }
+void FitRun::record_epoch(int64_t epoch, const TrainedEpoch& trained,
+                          const std::optional<ValidationResult>& val) {
+  if (!main_rank_) return;
+  EpochRecord record = layout_;
+  record.epoch = epoch + 1;
+  record.seconds = elapsed();
+  record.train_loss = trained.losses;
+  record.learning_rates = trained.learning_rates;
+  if (val) record.validation = ctx_->task->epoch_validation(*val);
+  results_->append(record.row());
+  if (config_.run.plots)
+    plot_results(results_->columns(), results_->rows(), result_.run_dir / "results.png");
+  if (tensorboard_) {
+    tensorboard_->epoch(record, seconds_since(trained.start));
+    for (const auto& file : previews_) tensorboard_->image(file.stem().string(), file, epoch + 1);
+  }
+  previews_.clear();
+}
 
-    // --- early stopping (the reference's EarlyStopping: no improvement for `patience` epochs),
-    // decided where the validation ran (rank 0) and agreed by all ranks
-    bool stop_early = main_rank && config.schedule.patience > 0 &&
-                      epoch - result.best_epoch >= config.schedule.patience && !final_epoch;
-    if (group) stop_early = group->any(stop_early);
-    if (stop_early) {
-      spdlog::info("early stopping: no improvement for {} epochs (best epoch {})",
-                   config.schedule.patience, result.best_epoch + 1);
-      result.early_stopped = true;
-      break;
+void FitRun::save_epoch(int64_t epoch, bool improved, bool final_epoch,
+                        const std::optional<ValidationResult>& val) {
+  if (main_rank_) {
+    // The final epoch's predictions are written before its last.ckpt (the commit point), so a
+    // kill before that redoes the epoch on resume and writes them again.
+    const bool write_predictions = val && final_epoch && config_.run.save_json;
+    const TaskDefinition& task = *ctx_->task;
+    save_checkpoints(
+        make_checkpoint(*ctx_, *step_, epoch, result_.best_fitness, result_.best_epoch),
+        *eval_model_, weights_dir_, improved, config_.run.save_period, [&] {
+          if (!write_predictions) return;
+          task.write_predictions(*val, ctx_->inputs.dataset.names,
+                                 result_.run_dir / "predictions.json");
+          spdlog::info("save_json: {}", (result_.run_dir / "predictions.json").string());
+        });
+  }
+  last_saved_epoch_ = epoch;  // every rank: a rollback reloads what rank 0 saved
+}
+
+void FitRun::end_epoch(int64_t epoch, const TrainedEpoch& trained,
+                       std::optional<ValidationResult> val) {
+  ++result_.epochs_completed;
+  if (val) result_.last_validation = std::move(val);
+  const at::Tensor grad_norm = step_->last_grad_norm();
+  spdlog::info(
+      "epoch {}/{} done in {}{}", epoch + 1, epochs_, format_duration(seconds_since(trained.start)),
+      grad_norm.defined() ? fmt::format(" (gradient norm {:.3g} before clipping, at the last step)",
+                                        grad_norm.item<double>())
+                          : std::string());
+}
+
+bool FitRun::agree_to_stop(int64_t epoch, const TrainedEpoch& trained, bool final_epoch) {
+  if (trained.out_of_time) {
+    spdlog::info("time: the {:g} h budget is used up after {} epochs", config_.schedule.time,
+                 epoch + 1);
+    return true;
+  }
+  if (budget_->active()) {  // the schedule follows the epochs the budget holds
+    epochs_ = budget_->epochs_for(elapsed(), result_.epochs_completed);
+    if (group_) epochs_ = group_->broadcast_value(epochs_, 0);  // rank 0's clock decides
+    ctx_->optimization.schedule.epochs = epochs_;
+    progress_->set_epochs(epochs_);
+    if (epoch + 1 >= epochs_) {
+      spdlog::info("time: {} epochs fit in the {:g} h budget; done", epochs_,
+                   config_.schedule.time);
+      return true;
     }
   }
-  result.seconds = seconds_since(run_start);
-  const auto results_png = result.run_dir / "results.png";
-  if (tensorboard && config.run.plots && std::filesystem::exists(results_png)) {
-    tensorboard->image("results", results_png, last_saved_epoch + 1);
+  // Early stopping (the reference's EarlyStopping: no improvement for `patience` epochs), decided
+  // where the validation ran (rank 0) and agreed by all ranks.
+  bool stop_early = main_rank_ && config_.schedule.patience > 0 &&
+                    epoch - result_.best_epoch >= config_.schedule.patience && !final_epoch;
+  if (group_) stop_early = group_->any(stop_early);
+  if (stop_early) {
+    spdlog::info("early stopping: no improvement for {} epochs (best epoch {})",
+                 config_.schedule.patience, result_.best_epoch + 1);
+    result_.early_stopped = true;
   }
-  if (main_rank) {
+  return stop_early;
+}
+
+FitResult FitRun::finish_run() {
+  result_.seconds = elapsed();
+  const auto results_png = result_.run_dir / "results.png";
+  if (tensorboard_ && config_.run.plots && std::filesystem::exists(results_png)) {
+    tensorboard_->image("results", results_png, last_saved_epoch_ + 1);
+  }
+  if (main_rank_) {
     spdlog::info("{} epochs completed in {}; best fitness {:.4f} at epoch {}",
-                 result.epochs_completed, format_duration(result.seconds), result.best_fitness,
-                 result.best_epoch + 1);
-    spdlog::info("results: {}", result.run_dir.string());
+                 result_.epochs_completed, format_duration(result_.seconds), result_.best_fitness,
+                 result_.best_epoch + 1);
+    spdlog::info("results: {}", result_.run_dir.string());
   }
-  return result;
+  return std::move(result_);
+}
+
+}  // namespace
+
+FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
+  FitRun run(options);
+  run.open_run(config);                  // checks, model source, run folder, args.yaml
+  int64_t epoch = run.build_training();  // data, model, loss, optimizer, EMA; a resume's state
+  while (run.has_epoch(epoch)) {
+    // loader -> step (schedule, forward+loss, backward, clip, optimizer, EMA), the loss schedule
+    const TrainedEpoch trained = run.train_one_epoch(epoch);
+    if (run.redo_if_non_finite(epoch, trained)) continue;  // the same epoch, from last.ckpt
+    const bool final_epoch = run.is_final(epoch, trained);
+    std::optional<ValidationResult> val = run.validate_ema(final_epoch);
+    const bool improved = run.update_best(epoch, trained, val);
+    run.record_epoch(epoch, trained, val);              // results.csv, plots, TensorBoard
+    run.save_epoch(epoch, improved, final_epoch, val);  // checkpoints; last.ckpt commits it
+    run.end_epoch(epoch, trained, std::move(val));
+    if (run.agree_to_stop(epoch, trained, final_epoch)) break;  // `time`, patience
+    ++epoch;
+  }
+  return run.finish_run();
 }
 
 }  // namespace trainer::engine

@@ -81,13 +81,12 @@ std::unique_ptr<optim::Optimizer> build_optimizer(const core::TrainConfig& confi
 
 namespace {
 
-void make_train_loader(TrainingContext& ctx, const core::TrainConfig& config,
-                       const ContextOptions& options) {
-  const int rank = ctx.group ? ctx.group->rank() : options.rank;
-  const int world_size = ctx.group ? ctx.group->size() : options.world_size;
+std::unique_ptr<data::Loader> make_train_loader(const data::DatasetIndex& train_set,
+                                                const core::TrainConfig& config, int rank,
+                                                int world_size, bool show_progress) {
   auto loader_options = data::train_loader_options(config, rank, world_size);
-  loader_options.show_progress = options.show_progress;
-  ctx.train_loader = std::make_unique<data::Loader>(*ctx.train_set, loader_options);
+  loader_options.show_progress = show_progress;
+  return std::make_unique<data::Loader>(train_set, loader_options);
 }
 
 }  // namespace
@@ -116,11 +115,12 @@ namespace {
 // Fine-tuning as 8.4.190's trainer (engine/checkpoint/fine_tune.h), logged as the reference logs
 // it; a rebuilt class width goes into ctx.config (cls_width), so checkpoints and args.yaml record
 // it.
-void transfer_pretrained(TrainingContext& ctx, const ModelSource& source) {
-  const PretrainedWeights pretrained = read_pretrained(source.weights);
-  FineTuned tuned =
-      fine_tune_model(*ctx.task, source.name, ctx.dataset, pretrained, ctx.config.model.cls_remap);
-  ctx.model = tuned.model;
+model::YoloModel transfer_pretrained(TrainingContext& ctx, ModelSource& source) {
+  const PretrainedWeights pretrained =
+      source.pretrained ? std::move(*source.pretrained) : read_pretrained(source.weights);
+  source.pretrained.reset();
+  FineTuned tuned = fine_tune_model(*ctx.task, source.name, ctx.inputs.dataset, pretrained,
+                                    ctx.config.model.cls_remap);
   ctx.config.model.cls_width = tuned.cls_width;
   if (tuned.rebuilt) {
     spdlog::info(
@@ -131,7 +131,7 @@ void transfer_pretrained(TrainingContext& ctx, const ModelSource& source) {
   const model::FineTuneReport& report = tuned.report;
   if (report.remapped > 0) {
     spdlog::info("Remapped {}/{} cls head rows from pretrained weights by class name ({} tensors)",
-                 report.matched_classes, ctx.dataset.nc(), report.remapped);
+                 report.matched_classes, ctx.inputs.dataset.nc(), report.remapped);
   } else if (ctx.config.model.cls_remap && pretrained.names.empty()) {
     spdlog::info(
         "cls_remap: the classes {} was trained on are unknown (its dataset yaml is not "
@@ -146,57 +146,72 @@ void transfer_pretrained(TrainingContext& ctx, const ModelSource& source) {
   if (!report.kept_initialised.empty()) {
     spdlog::info("  kept initialised: {}", fmt::join(report.kept_initialised, ", "));
   }
+  return tuned.model;
 }
 
-}  // namespace
-
-TrainingContext build_training_context(const core::TrainConfig& config,
-                                       const ContextOptions& options) {
-  TrainingContext ctx;
+// Phase 1: the task, the device and the seeds, before anything allocates or draws a number.
+void start_run(TrainingContext& ctx, const core::TrainConfig& config,
+               const ContextOptions& options) {
   ctx.config = config;
-  ctx.task = make_task_definition(config);  // first: an unimplemented task fails before any work
+  ctx.task = make_task_definition(config);  // first: an unknown task fails before any work
   ctx.device = resolve_device(config.run.device);
   seed_everything(config.run.seed, config.run.deterministic);  // before any cuBLAS call
   use_device(ctx.device);                                      // before the loader pins memory
   if (ctx.device.is_cuda()) set_cudnn_benchmark(config.run.cudnn_benchmark);
-
   ctx.group = options.group;
-  const int world_size = ctx.group ? ctx.group->size() : options.world_size;
-  const data::DatasetSpec yaml_spec = check_run_config(config, world_size);
-  {
-    // Label caches: local rank 0 writes them, the others wait and then read them (the reference's
-    // torch_distributed_zero_first); every rank passes the barrier exactly once.
-    const bool first = options.local_rank == 0;
-    if (ctx.group && !first) ctx.group->barrier();
-    std::exception_ptr failure;  // local rank 0 passes the barrier even when it fails
-    try {
-      ctx.train_set = std::make_shared<data::DatasetIndex>(
-          load_run_split(config, yaml_spec, data::Split::kTrain));
-      if (options.need_val) {
-        ctx.val_set = std::make_shared<data::DatasetIndex>(
-            load_run_split(config, yaml_spec, data::Split::kVal));
-      }
-      // cache: disk files too: local rank 0 writes them, the others find them valid and reuse them
-      // (each rank builds its own RAM cache, so that one stays outside the barrier).
-      if (config.data.cache == core::CacheMode::kDisk) make_train_loader(ctx, config, options);
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    if (ctx.group && first) ctx.group->barrier();
-    if (failure) std::rethrow_exception(failure);
-  }
-  ctx.dataset = run_dataset_spec(config, yaml_spec);
-  if (!ctx.train_loader) make_train_loader(ctx, config, options);
+}
 
-  const ModelSource source = resolve_model_source(config);
+// Phase 2: the splits and the training loader. Label caches: local rank 0 writes them, the others
+// wait and then read them (the reference's torch_distributed_zero_first); every rank passes the
+// barrier exactly once.
+RunInputs load_inputs(const core::TrainConfig& config, const data::DatasetSpec& yaml_spec,
+                      const ContextOptions& options, distributed::Group* group) {
+  const int rank = group ? group->rank() : options.rank;
+  const int world_size = group ? group->size() : options.world_size;
+  RunInputs inputs;
+  const bool first = options.local_rank == 0;
+  if (group && !first) group->barrier();
+  std::exception_ptr failure;  // local rank 0 passes the barrier even when it fails
+  try {
+    inputs.train_set = std::make_shared<data::DatasetIndex>(
+        load_run_split(config, yaml_spec, data::Split::kTrain));
+    if (options.need_val) {
+      inputs.val_set = std::make_shared<data::DatasetIndex>(
+          load_run_split(config, yaml_spec, data::Split::kVal));
+    }
+    // cache: disk files too: local rank 0 writes them, the others find them valid and reuse them
+    // (each rank builds its own RAM cache, so that one stays outside the barrier).
+    if (config.data.cache == core::CacheMode::kDisk) {
+      inputs.train_loader =
+          make_train_loader(*inputs.train_set, config, rank, world_size, options.show_progress);
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  if (group && first) group->barrier();
+  if (failure) std::rethrow_exception(failure);
+  inputs.dataset = run_dataset_spec(config, yaml_spec);
+  if (!inputs.train_loader) {
+    inputs.train_loader =
+        make_train_loader(*inputs.train_set, config, rank, world_size, options.show_progress);
+  }
+  return inputs;
+}
+
+// Phase 3: the model, from scratch or fine-tuned from the source's weights (a resume loads its
+// own later), on the device in training mode, with rank 0's initial weights on every rank.
+void build_model(TrainingContext& ctx, ModelSource source) {
+  const core::TrainConfig& config = ctx.config;
   if (!source.architecture.empty()) {
     spdlog::info("model: {} from {}", source.name.display(), source.architecture.string());
   }
   if (config.run.resume.empty() && !source.weights.empty()) {
-    transfer_pretrained(ctx, source);  // builds the model (the source may set its class widths)
+    ctx.net.model = transfer_pretrained(ctx, source);  // the source may set its class widths
   } else {
-    ctx.model = ctx.task->build_model(source.name, ctx.dataset);  // a resume loads its weights
+    ctx.net.model = ctx.task->build_model(source.name, ctx.inputs.dataset);
   }
+  ctx.architecture = source.name;
+  ctx.architecture.cls_width = model::parse_class_widths(ctx.config.model.cls_width);
   if (config.run.resume.empty() && source.weights.empty() && config.model.pretrained == "true" &&
       !is_weights_file(config.model.model)) {
     spdlog::info(
@@ -204,78 +219,111 @@ TrainingContext build_training_context(const core::TrainConfig& config,
         "scratch; give pretrained=PATH or model=PATH.pt to fine-tune",
         source.name.display());
   }
-  ctx.model->to(ctx.device);
-  apply_memory_format(*ctx.model, model_memory_format(config, ctx.device));
-  ctx.model->train();
+  ctx.net.model->to(ctx.device);
+  apply_memory_format(*ctx.net.model, model_memory_format(config, ctx.device));
+  ctx.net.model->train();
   if (ctx.group) {  // rank 0's initial weights everywhere (per-rank seeds would differ otherwise)
     std::vector<at::Tensor> state;
-    for (const auto& [name, tensor] : named_state(*ctx.model)) state.push_back(tensor);
+    for (const auto& [name, tensor] : named_state(*ctx.net.model)) state.push_back(tensor);
     ctx.group->broadcast(state, 0);
   }
-  ctx.precision = choose_precision(config.run.precision, *ctx.model, ctx.device, config.data.imgsz,
-                                   config.data.batch / world_size, ctx.group.get());
-  spdlog::info("{}", ctx.precision.reason);
+}
+
+// Phase 5: what touches the parameters: synchronised BatchNorm, `freeze`, the trainable list and
+// (data-parallel) the gradient reducer.
+void prepare_parameters(TrainingContext& ctx) {
+  const core::TrainConfig& config = ctx.config;
+  TrainedNetwork& net = ctx.net;
+  const int world_size = ctx.world_size();
   if (config.run.sync_bn && ctx.group && world_size > 1) {
     std::shared_ptr<distributed::Group> group = ctx.group;
     const int64_t layers = model::set_batch_norm_override(
-        *ctx.model, [group](torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x) {
+        *net.model, [group](torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x) {
           return distributed::sync_batch_norm(x, bn, *group);
         });
     spdlog::info("sync_bn: {} BatchNorm layers take their batch statistics over all {} ranks",
                  layers, world_size);
   }
-  ctx.frozen_layers = frozen_layer_indices(config.model.freeze,
-                                           static_cast<int64_t>(ctx.model->layer_modules().size()));
-  ctx.frozen = freeze_layers(*ctx.model, ctx.frozen_layers);
-  if (!ctx.frozen.empty()) {
+  net.frozen_layers = frozen_layer_indices(config.model.freeze,
+                                           static_cast<int64_t>(net.model->layer_modules().size()));
+  net.frozen = freeze_layers(*net.model, net.frozen_layers);
+  if (!net.frozen.empty()) {
     spdlog::info("freeze: layers [{}] ({} parameters, BatchNorm statistics kept): {}",
-                 fmt::join(ctx.frozen_layers, ", "), ctx.frozen.size(),
-                 fmt::join(ctx.frozen, ", "));
+                 fmt::join(net.frozen_layers, ", "), net.frozen.size(),
+                 fmt::join(net.frozen, ", "));
   }
   std::vector<std::string> trainable_names;
-  for (const auto& p : ctx.model->named_parameters()) {
+  for (const auto& p : net.model->named_parameters()) {
     if (!p.value().requires_grad()) continue;
-    ctx.trainable.push_back(p.value());
+    net.trainable.push_back(p.value());
     trainable_names.push_back(p.key());
   }
   if (ctx.group && world_size > 1) {
-    ctx.reducer =
-        std::make_unique<distributed::GradientReducer>(*ctx.group, ctx.trainable, trainable_names);
+    net.reducer =
+        std::make_unique<distributed::GradientReducer>(*ctx.group, net.trainable, trainable_names);
     spdlog::info("data-parallel: {} ranks ({}), batch {} per rank, {} gradient buckets", world_size,
                  distributed::backend_name(ctx.group->backend()), config.data.batch / world_size,
-                 ctx.reducer->buckets());
+                 net.reducer->buckets());
   }
+}
 
-  ctx.criterion = ctx.task->build_loss(config.loss, *ctx.model, ctx.dataset);
-  ctx.columns = ctx.task->columns(*ctx.model);
-
-  ctx.optimizer_choice =
-      choose_optimizer(config, static_cast<int64_t>(ctx.train_set->size()), ctx.dataset.nc());
-  ctx.optimizer = build_optimizer(config, ctx.optimizer_choice, *ctx.model, ctx.frozen);
-  const auto& c = ctx.optimizer_choice;
+// Phase 7: optimizer (the reference's choice), EMA and the schedule.
+Optimization build_optimization(TrainingContext& ctx) {
+  const core::TrainConfig& config = ctx.config;
+  Optimization o;
+  o.choice = choose_optimizer(config, static_cast<int64_t>(ctx.inputs.train_set->size()),
+                              ctx.inputs.dataset.nc());
+  o.optimizer = build_optimizer(config, o.choice, *ctx.net.model, ctx.net.frozen);
+  const auto& c = o.choice;
   spdlog::info("optimizer: {}{} lr={:g} momentum={:g} weight_decay={:g} ({} groups, {} impl)",
                optim::optimizer_kind_name(c.kind), c.auto_chosen ? " (auto)" : "", c.lr, c.momentum,
-               c.weight_decay, ctx.optimizer->groups().size(),
+               c.weight_decay, o.optimizer->groups().size(),
                config.optim.impl == core::OptimizerImpl::kScalar    ? "scalar"
                : config.optim.impl == core::OptimizerImpl::kBatched ? "batched"
                                                                     : "padded");
+  o.ema = std::make_unique<optim::ModelEma>(ctx.net.live_state, config.ema.decay, config.ema.tau,
+                                            config.ema.impl == core::EmaImpl::kScalar
+                                                ? optim::EmaSchedule::kScalar
+                                                : optim::EmaSchedule::kForeach);
+  o.schedule.epochs = config.schedule.epochs;
+  o.schedule.batches_per_epoch = ctx.inputs.train_loader->batches_per_epoch();
+  o.schedule.warmup_epochs = config.schedule.warmup_epochs;
+  o.schedule.warmup_momentum = config.schedule.warmup_momentum;
+  o.schedule.warmup_bias_lr = c.warmup_bias_lr;
+  o.schedule.momentum = config.optim.momentum;
+  o.schedule.lrf = config.schedule.lrf;
+  o.schedule.cos_lr = config.schedule.cos_lr;
+  o.schedule.nbs = config.optim.nbs;
+  o.schedule.batch = config.data.batch;
+  return o;
+}
 
-  ctx.live_state = named_state(*ctx.model);
-  ctx.ema = std::make_unique<optim::ModelEma>(ctx.live_state, config.ema.decay, config.ema.tau,
-                                              config.ema.impl == core::EmaImpl::kScalar
-                                                  ? optim::EmaSchedule::kScalar
-                                                  : optim::EmaSchedule::kForeach);
+}  // namespace
 
-  ctx.schedule.epochs = config.schedule.epochs;
-  ctx.schedule.batches_per_epoch = ctx.train_loader->batches_per_epoch();
-  ctx.schedule.warmup_epochs = config.schedule.warmup_epochs;
-  ctx.schedule.warmup_momentum = config.schedule.warmup_momentum;
-  ctx.schedule.warmup_bias_lr = c.warmup_bias_lr;
-  ctx.schedule.momentum = config.optim.momentum;
-  ctx.schedule.lrf = config.schedule.lrf;
-  ctx.schedule.cos_lr = config.schedule.cos_lr;
-  ctx.schedule.nbs = config.optim.nbs;
-  ctx.schedule.batch = config.data.batch;
+TrainingContext build_training_context(const core::TrainConfig& config,
+                                       const ContextOptions& options) {
+  return build_training_context(config, read_model_source(config), options);
+}
+
+TrainingContext build_training_context(const core::TrainConfig& config, ModelSource source,
+                                       const ContextOptions& options) {
+  TrainingContext ctx;
+  start_run(ctx, config, options);
+  const int world_size = ctx.group ? ctx.group->size() : options.world_size;
+  const data::DatasetSpec yaml_spec = check_run_config(config, world_size);
+  ctx.inputs = load_inputs(config, yaml_spec, options, ctx.group.get());
+  build_model(ctx, std::move(source));
+  // Phase 4: the precision, decided on the built model (the `auto` probe runs it).
+  ctx.precision =
+      choose_precision(config.run.precision, *ctx.net.model, ctx.device, config.data.imgsz,
+                       config.data.batch / world_size, ctx.group.get());
+  spdlog::info("{}", ctx.precision.reason);
+  prepare_parameters(ctx);
+  // Phase 6: the task's loss and results columns for this model.
+  ctx.net.criterion = ctx.task->build_loss(config.loss, *ctx.net.model, ctx.inputs.dataset);
+  ctx.net.columns = ctx.task->columns(*ctx.net.model);
+  ctx.net.live_state = named_state(*ctx.net.model);
+  ctx.optimization = build_optimization(ctx);
   return ctx;
 }
 

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/config.h"
 #include "data/dataset.h"
@@ -15,9 +16,11 @@
 #include "data/loader.h"
 #include "distributed/gradient_reducer.h"
 #include "distributed/group.h"
+#include "engine/checkpoint/model_source.h"
 #include "engine/precision/precision_choice.h"
 #include "engine/task/task_definition.h"
 #include "loss/yolo_loss.h"
+#include "model/model_name.h"
 #include "model/yolo_model.h"
 #include "optim/ema.h"
 #include "optim/lr_schedule.h"
@@ -26,37 +29,58 @@
 
 namespace trainer::engine {
 
-struct TrainingContext {
-  core::TrainConfig config;
-  c10::Device device{c10::kCPU};
-  std::unique_ptr<TaskDefinition> task;  // what the task decides (head, loss, columns, ...)
+// What the run reads, fixed once built: the dataset, its splits and the training loader.
+struct RunInputs {
   data::DatasetSpec dataset;
   std::shared_ptr<data::DatasetIndex> train_set;
   std::shared_ptr<data::DatasetIndex> val_set;  // null when not needed
   std::unique_ptr<data::Loader> train_loader;
+};
+
+// The network being trained and what reads or writes its parameters every step.
+struct TrainedNetwork {
   model::YoloModel model{nullptr};
   std::unique_ptr<loss::YoloLoss> criterion;
   EpochColumns columns;  // the task's results columns for this model (loss item names, metrics)
-  optim::OptimizerChoice optimizer_choice;
-  std::unique_ptr<optim::Optimizer> optimizer;
-  std::unique_ptr<optim::ModelEma> ema;
-  optim::ScheduleSettings schedule;
   std::vector<at::Tensor> trainable;   // parameters with requires_grad (clipping)
   optim::NamedTensors live_state;      // the model's parameters and buffers by name (EMA)
   std::vector<int64_t> frozen_layers;  // `freeze`: layer indices
   std::vector<std::string> frozen;     // their parameters' names (not in the optimizer)
-  // Data-parallel runs: the ranks' group and the reducer that averages gradients in backward.
-  std::shared_ptr<distributed::Group> group;
+  // Data-parallel runs: averages the gradients over the ranks in backward.
   std::unique_ptr<distributed::GradientReducer> reducer;
+};
 
+// How the parameters move, the state a checkpoint keeps beside the weights: the optimizer and
+// its schedule, and the EMA that follows them. The momentum lives in two places that mean two
+// things (the reference's): `choice.momentum` is the optimizer's own (optimizer=auto may pick
+// it), `schedule.momentum` the warmup's target (args.momentum); TrainStep reads them there only.
+struct Optimization {
+  optim::OptimizerChoice choice;
+  std::unique_ptr<optim::Optimizer> optimizer;
+  std::unique_ptr<optim::ModelEma> ema;
+  optim::ScheduleSettings schedule;  // `time` changes its epochs as the run goes
+};
+
+// A run, grouped by what changes together: the settings fixed for the run at the top, then the
+// inputs, the network and the optimization.
+struct TrainingContext {
+  core::TrainConfig config;
+  c10::Device device{c10::kCPU};
+  std::unique_ptr<TaskDefinition> task;       // what the task decides (head, loss, columns, ...)
+  std::shared_ptr<distributed::Group> group;  // data-parallel runs: the ranks' group
   // `precision` resolved for this device and model (config.run.precision keeps what was asked,
   // `auto` included, so a checkpoint resumes under the same request).
   PrecisionDecision precision;
+  model::ModelName architecture;  // what net.model was built as (fit builds its EMA copy so)
+
+  RunInputs inputs;
+  TrainedNetwork net;
+  Optimization optimization;
 
   bool bf16() const { return precision.precision == core::Precision::kBF16; }
   int world_size() const { return group ? group->size() : 1; }
   bool main_rank() const { return !group || group->rank() == 0; }
-  int64_t batches_per_epoch() const { return schedule.batches_per_epoch; }
+  int64_t batches_per_epoch() const { return optimization.schedule.batches_per_epoch; }
 };
 
 struct ContextOptions {
@@ -78,9 +102,12 @@ struct ContextOptions {
 data::DatasetSpec check_run_config(const core::TrainConfig& config, int world_size);
 
 // Builds the context; logs the dataset summaries and the optimizer choice. Throws
-// core::ConfigError / core::InputError for bad configs or data.
+// core::ConfigError / core::InputError for bad configs or data. The first form reads the model
+// source itself (read_model_source); fit() passes the one it read before opening the run.
 TrainingContext build_training_context(const core::TrainConfig& config,
                                        const ContextOptions& options = {});
+TrainingContext build_training_context(const core::TrainConfig& config, ModelSource source,
+                                       const ContextOptions& options);
 
 // The model, parameter names as the reference's state-dict keys (parameters then buffers).
 optim::NamedTensors named_state(model::YoloModelImpl& model);

@@ -91,6 +91,7 @@ ValidationOptions ValidationOptions::from_config(const core::TrainConfig& config
   o.predict.max_det = config.run.max_det;
   // 8.4.190: `nms` null (default) or true validates YOLO26 on the one-to-many head with NMS.
   o.predict.use_one2many = config.run.nms != core::NmsMode::kOff;
+  o.bf16 = config.run.precision == core::Precision::kBF16;
   return o;
 }
 
@@ -98,7 +99,7 @@ ValidationResult Validator::run(model::YoloModelImpl& model, loss::YoloLoss* cri
                                 const ValidationOptions& options) {
   ModeGuard mode(model);
   torch::NoGradGuard no_grad;
-  const bool bf16 = config_.run.precision == core::Precision::kBF16;
+  const bool bf16 = options.bf16;
   const auto task = make_task_definition(model.name().task);
   const model::RowLayout layout{model.head()->extra_channels(), model.keypoint_shape(),
                                 model.oriented()};

@@ -35,9 +35,12 @@ struct ValidationOptions {
   // (engine/task/segment_scorer.h), and encoded as RLE at the original size.
   bool keep_detections = false;
   model::PredictOptions predict;  // conf 0.001, iou 0.7, max_det 300 (the reference's val values)
+  // The forward pass under BF16 autocast: the run's resolved precision (fit passes its
+  // PrecisionDecision's), never re-read from a config.
+  bool bf16 = false;
 
   // From the config's conf (0.01 for an OBB run left at the default 0.001), iou, max_det and
-  // val_batches.
+  // val_batches; bf16 when `precision: bf16` is asked (`auto` is left to the caller, fp32 here).
   static ValidationOptions from_config(const core::TrainConfig& config);
 };
 

@@ -143,19 +143,20 @@ std::vector<at::Tensor> trained_update(const core::TrainConfig& config, int step
   options.show_progress = false;
   auto ctx = engine::build_training_context(config, options);
   std::vector<at::Tensor> before;
-  for (const auto& p : ctx.model->parameters()) before.push_back(p.detach().cpu().clone());
+  for (const auto& p : ctx.net.model->parameters()) before.push_back(p.detach().cpu().clone());
   engine::TrainStep step(ctx);
-  ctx.train_loader->start_epoch(0, /*mosaic=*/false);
+  ctx.inputs.train_loader->start_epoch(0, /*mosaic=*/false);
   for (int64_t ni = 0; ni < steps; ++ni) {
-    auto batch = ctx.train_loader->next();
+    auto batch = ctx.inputs.train_loader->next();
     REQUIRE(batch);
-    step.apply_schedule(ni, 0);
+    step.apply_schedule(ni);
     step.run(*batch, ni);
   }
   CHECK_FALSE(step.saw_non_finite());
   std::vector<at::Tensor> update;
   size_t k = 0;
-  for (const auto& p : ctx.model->parameters()) update.push_back(p.detach().cpu() - before[k++]);
+  for (const auto& p : ctx.net.model->parameters())
+    update.push_back(p.detach().cpu() - before[k++]);
   return update;
 }
 
@@ -321,12 +322,12 @@ TEST_CASE("cuda: device=1 trains on the second GPU and synchronises it") {
       engine::build_training_context(tiny_config(dir.path(), "1", core::Precision::kBF16), options);
   CHECK((ctx.device == c10::Device(c10::kCUDA, 1)));
   CHECK(c10::cuda::current_device() == 1);
-  for (const auto& p : ctx.model->parameters()) CHECK((p.device() == ctx.device));
+  for (const auto& p : ctx.net.model->parameters()) CHECK((p.device() == ctx.device));
   engine::TrainStep step(ctx);
-  ctx.train_loader->start_epoch(0, false);
-  auto batch = ctx.train_loader->next();
+  ctx.inputs.train_loader->start_epoch(0, false);
+  auto batch = ctx.inputs.train_loader->next();
   REQUIRE(batch);
-  step.apply_schedule(0, 0);
+  step.apply_schedule(0);
   step.run(*batch, 0);
   engine::synchronize(ctx.device);
   CHECK_FALSE(step.saw_non_finite());
@@ -371,12 +372,12 @@ TEST_CASE("cuda: host syncs of one training step and one validation batch (sync-
   auto config = tiny_config(dir.path(), "0", core::Precision::kBF16);
   auto ctx = engine::build_training_context(config, options);
   engine::TrainStep step(ctx);
-  ctx.train_loader->start_epoch(0, false);
+  ctx.inputs.train_loader->start_epoch(0, false);
   int train_syncs = 0;
   for (int64_t ni = 0; ni < 3; ++ni) {  // two warm-up steps, the third counted
-    auto batch = ctx.train_loader->next();
+    auto batch = ctx.inputs.train_loader->next();
     REQUIRE(batch);
-    step.apply_schedule(ni, 0);
+    step.apply_schedule(ni);
     engine::synchronize(ctx.device);
     SyncCounter counter;
     step.run(*batch, ni);

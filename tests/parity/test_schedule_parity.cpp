@@ -49,7 +49,7 @@ TEST_CASE("parity: param groups, lr/momentum/accumulate per iteration, close_mos
   engine::TrainingContext ctx = engine::build_training_context(config, options);
 
   // Groups: names, sizes and initial lrs in the reference's order.
-  const auto& groups = ctx.optimizer->groups();
+  const auto& groups = ctx.optimization.optimizer->groups();
   REQUIRE(groups.size() == ref["groups"].size());
   for (size_t g = 0; g < groups.size(); ++g) {
     CAPTURE(g);
@@ -69,7 +69,7 @@ TEST_CASE("parity: param groups, lr/momentum/accumulate per iteration, close_mos
   for (int64_t ni = 0; ni < static_cast<int64_t>(batches.size()); ++ni) {
     CAPTURE(ni);
     const auto& b = batches[ni];
-    step.apply_schedule(ni, ni / nb);
+    step.apply_schedule(ni);
     for (size_t g = 0; g < groups.size(); ++g) {
       CAPTURE(g);
       CHECK(groups[g].lr == doctest::Approx(b["lr"][g].get<double>()).epsilon(1e-12));
@@ -91,7 +91,7 @@ TEST_CASE("parity: param groups, lr/momentum/accumulate per iteration, close_mos
 
   // results.csv: the reference's columns are ours, in order; trainer's extras come after them.
   engine::EpochRecord record;
-  record.columns = ctx.columns;
+  record.columns = ctx.net.columns;
   record.train_loss.assign(record.columns.loss_names.size(), 0.0);
   record.learning_rates.assign(groups.size(), 0.0);
   const auto header = record.header();

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <atomic>
 #include <fstream>
 #include <iterator>
 
@@ -105,7 +106,16 @@ void save_checkpoint(const Checkpoint& c, const std::filesystem::path& path) {
   core::write_file_atomically(path, std::string_view(bytes.data(), bytes.size()));
 }
 
+namespace {
+std::atomic<int64_t> checkpoint_load_count{0};
+}  // namespace
+
+int64_t checkpoint_loads() {
+  return checkpoint_load_count.load();
+}
+
 Checkpoint load_checkpoint(const std::filesystem::path& path) {
+  ++checkpoint_load_count;
   const std::string file = path.string();
   std::ifstream in(path, std::ios::binary);
   if (!in) throw core::InputError(fmt::format("{}: cannot open checkpoint", file));

@@ -63,6 +63,10 @@ void load_weights_or_checkpoint(model::YoloModelImpl& model, const std::filesyst
 void load_checkpoint_weights(model::YoloModelImpl& model, const Checkpoint& checkpoint,
                              const std::filesystem::path& path);
 
+// How many times this process has read a checkpoint file (load_checkpoint). For tests that check
+// a file is read once (a `.ckpt` given as model=).
+int64_t checkpoint_loads();
+
 // Writes atomically (temporary file, fsync, rename). Throws std::runtime_error on I/O errors; the
 // previous file under `path` is then untouched.
 void save_checkpoint(const Checkpoint& checkpoint, const std::filesystem::path& path);

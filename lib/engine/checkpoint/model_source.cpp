@@ -6,9 +6,12 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include "core/config_loader.h"
 #include "core/error.h"
+#include "core/task.h"
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/run_dataset.h"
 #include "model/reference_architecture.h"
@@ -51,24 +54,18 @@ bool is_weights_file(const std::string& model) {
   return ext == ".pt" || ext == ".ckpt";
 }
 
-model::ModelName architecture_of(const fs::path& weights) {
-  if (!fs::is_regular_file(weights)) {
-    throw core::ConfigError("weights file not found: " + weights.string());
-  }
-  if (weights.extension() == ".ckpt") {
-    const Checkpoint ckpt = load_checkpoint(weights);
-    const auto loaded =
-        core::load_config_text(ckpt.config_yaml, weights.string(), weights.parent_path());
-    return architecture_from_config(loaded.config, weights, 1);
-  }
-  // A reference checkpoint records the model it holds (its args.yaml beside it is the
-  // reference's, not ours).
-  // An unreadable file is left to the weights loader, which names the problem.
-  std::optional<model::ReferenceInfo> reference;
-  try {
-    reference = model::reference_info_of(weights);
-  } catch (const core::InputError&) {
-  }
+namespace {
+
+// A .ckpt's architecture, from the run config it carries.
+model::ModelName architecture_in_checkpoint(const Checkpoint& ckpt, const fs::path& path) {
+  const auto loaded = core::load_config_text(ckpt.config_yaml, path.string(), path.parent_path());
+  return architecture_from_config(loaded.config, path, 1);
+}
+
+// A .pt's architecture: what a reference checkpoint records (`reference`; its args.yaml beside
+// it is the reference's, not ours), else the args.yaml of the run whose weights/ holds it.
+model::ModelName architecture_of_pt(const fs::path& weights,
+                                    const std::optional<model::ReferenceInfo>& reference) {
   if (reference) return model::reference_model_name(*reference, weights.string());
   const fs::path run = fs::absolute(weights).parent_path().parent_path();
   const fs::path args = run / "args.yaml";
@@ -80,6 +77,23 @@ model::ModelName architecture_of(const fs::path& weights) {
   }
   const auto loaded = core::load_config_text(read_text(args), args.string(), run);
   return architecture_from_config(loaded.config, weights, 1);
+}
+
+}  // namespace
+
+model::ModelName architecture_of(const fs::path& weights) {
+  if (!fs::is_regular_file(weights)) {
+    throw core::ConfigError("weights file not found: " + weights.string());
+  }
+  if (weights.extension() == ".ckpt")
+    return architecture_in_checkpoint(load_checkpoint(weights), weights);
+  // An unreadable file is left to the weights loader, which names the problem.
+  std::optional<model::ReferenceInfo> reference;
+  try {
+    reference = model::reference_info_of(weights);
+  } catch (const core::InputError&) {
+  }
+  return architecture_of_pt(weights, reference);
 }
 
 ModelSource resolve_model_source(const core::TrainConfig& config) {
@@ -118,19 +132,20 @@ std::pair<std::vector<std::string>, std::string> run_class_names(const core::Tra
 
 }  // namespace
 
-PretrainedWeights read_pretrained(const fs::path& path) {
+namespace {
+
+PretrainedWeights pretrained_in_checkpoint(const Checkpoint& ckpt, const fs::path& path) {
   PretrainedWeights out;
-  if (path.extension() == ".ckpt") {
-    const Checkpoint ckpt = load_checkpoint(path);
-    out.weights = ema_weights(ckpt);
-    if (!ckpt.config_yaml.empty()) {
-      const auto loaded =
-          core::load_config_text(ckpt.config_yaml, path.string(), path.parent_path());
-      std::tie(out.names, out.names_source) = run_class_names(loaded.config);
-    }
-    return out;
+  out.weights = ema_weights(ckpt);
+  if (!ckpt.config_yaml.empty()) {
+    const auto loaded = core::load_config_text(ckpt.config_yaml, path.string(), path.parent_path());
+    std::tie(out.names, out.names_source) = run_class_names(loaded.config);
   }
-  model::WeightsFile file = model::read_weights(path);
+  return out;
+}
+
+PretrainedWeights pretrained_in_file(model::WeightsFile file, const fs::path& path) {
+  PretrainedWeights out;
   out.weights = std::move(file.weights);
   if (file.reference) {
     out.names = model::reference_class_names(*file.reference);
@@ -147,6 +162,51 @@ PretrainedWeights read_pretrained(const fs::path& path) {
     }
   }
   return out;
+}
+
+}  // namespace
+
+PretrainedWeights read_pretrained(const fs::path& path) {
+  if (path.extension() == ".ckpt") return pretrained_in_checkpoint(load_checkpoint(path), path);
+  return pretrained_in_file(model::read_weights(path), path);
+}
+
+ModelSource read_model_source(const core::TrainConfig& config) {
+  const bool transfers = config.run.resume.empty();
+  const std::string& model = config.model.model;
+  if (!transfers || !is_weights_file(model) || config.model.pretrained != "true") {
+    ModelSource source = resolve_model_source(config);  // a weights file's architecture only
+    if (transfers && !source.weights.empty()) source.pretrained = read_pretrained(source.weights);
+    return source;
+  }
+  // `model:` a weights file whose own tensors are transferred: one read gives both.
+  const fs::path path = model;
+  if (!fs::is_regular_file(path)) throw core::ConfigError("weights file not found: " + model);
+  ModelSource source;
+  source.architecture = path;
+  source.weights = path;
+  if (path.extension() == ".ckpt") {
+    const Checkpoint ckpt = load_checkpoint(path);
+    source.name = architecture_in_checkpoint(ckpt, path);
+    source.pretrained = pretrained_in_checkpoint(ckpt, path);
+  } else {
+    std::optional<model::WeightsFile> file;
+    try {
+      file = model::read_weights(path);
+    } catch (const core::InputError&) {
+      (void)architecture_of_pt(path, std::nullopt);  // no record of the architecture: said first
+      throw;
+    }
+    source.name = architecture_of_pt(path, file->reference);
+    source.pretrained = pretrained_in_file(std::move(*file), path);
+  }
+  source.name.cls_width = model::parse_class_widths(config.model.cls_width);
+  return source;
+}
+
+core::Task resolved_task(const core::TrainConfig& config, const ModelSource& source) {
+  if (!config.run.task && is_weights_file(config.model.model)) return source.name.task;
+  return core::resolve_task(config.run.task, config.model.model);
 }
 
 }  // namespace trainer::engine

@@ -57,10 +57,11 @@ void restore_gradients(model::YoloModelImpl& model, const TensorMap& grads) {
 
 // Model, EMA, optimizer and loss-schedule state from a checkpoint.
 void restore_state(TrainingContext& ctx, const Checkpoint& ckpt, const std::string& source) {
-  model::load_weights(*ctx.model, to_list(ckpt.model), source);
-  ctx.ema->load_state_dict(ckpt.ema);
-  ctx.optimizer->load_state_dict(ckpt.optimizer);
-  ctx.criterion->set_epoch_updates(ckpt.loss_updates, static_cast<int>(ctx.config.schedule.epochs));
+  model::load_weights(*ctx.net.model, to_list(ckpt.model), source);
+  ctx.optimization.ema->load_state_dict(ckpt.ema);
+  ctx.optimization.optimizer->load_state_dict(ckpt.optimizer);
+  ctx.net.criterion->set_epoch_updates(ckpt.loss_updates,
+                                       static_cast<int>(ctx.config.schedule.epochs));
 }
 
 // The checkpoint's EMA weights into the live model (the reference's non-finite recovery).
@@ -71,7 +72,7 @@ void load_ema_into_model(TrainingContext& ctx, const Checkpoint& ckpt, const std
       throw core::InputError(fmt::format("{}: its EMA weights are not finite ({})", source, key));
     }
   }
-  model::load_weights(*ctx.model, list, source + " (EMA weights)");
+  model::load_weights(*ctx.net.model, list, source + " (EMA weights)");
 }
 
 }  // namespace
@@ -85,15 +86,16 @@ Checkpoint make_checkpoint(const TrainingContext& ctx, const TrainStep& step, in
   ckpt.last_opt_step = step.last_opt_step();
   ckpt.best_fitness = best_fitness;
   ckpt.best_epoch = best_epoch;
-  ckpt.loss_updates = ctx.criterion->epoch_updates();
+  ckpt.loss_updates = ctx.net.criterion->epoch_updates();
   ckpt.world_size = ctx.world_size();
   ckpt.precision = ctx.bf16() ? "bf16" : "fp32";
   // The file keeps the reference's spelling of the optimizer (a string, as its checkpoints do).
-  ckpt.optimizer_name = optim::optimizer_kind_name(ctx.optimizer_choice.kind);
-  ckpt.model = to_map(ctx.live_state);
-  ckpt.ema = ctx.ema->state_dict();
-  ckpt.optimizer = ctx.optimizer->state_dict();
-  if (step.last_opt_step() < ckpt.iteration - 1) ckpt.pending_grads = pending_gradients(*ctx.model);
+  ckpt.optimizer_name = optim::optimizer_kind_name(ctx.optimization.choice.kind);
+  ckpt.model = to_map(ctx.net.live_state);
+  ckpt.ema = ctx.optimization.ema->state_dict();
+  ckpt.optimizer = ctx.optimization.optimizer->state_dict();
+  if (step.last_opt_step() < ckpt.iteration - 1)
+    ckpt.pending_grads = pending_gradients(*ctx.net.model);
   ckpt.rng_cpu = at::detail::getDefaultCPUGenerator().get_state();
   ckpt.date = now_iso();
   return ckpt;
@@ -130,7 +132,7 @@ int64_t restore_run(TrainingContext& ctx, TrainStep& step, const Checkpoint& che
   step.set_last_opt_step(checkpoint.last_opt_step);
   // Gradients accumulated after the last optimizer step carry into the next epoch in a straight
   // run; the checkpoint holds them so a resume continues with the same ones.
-  restore_gradients(*ctx.model, checkpoint.pending_grads);
+  restore_gradients(*ctx.net.model, checkpoint.pending_grads);
   const int64_t epochs = ctx.config.schedule.epochs;
   if (start_epoch >= epochs) {
     throw core::ConfigError(
@@ -170,8 +172,8 @@ void roll_back_epoch(TrainingContext& ctx, TrainStep& step, const std::filesyste
   // give way to the ones pending when `good` was saved, and the accumulation counter is the one
   // saved with them, so the redone epoch's optimizer steps land on the same iterations as in an
   // uninterrupted epoch.
-  ctx.optimizer->zero_grad();
-  restore_gradients(*ctx.model, good.pending_grads);
+  ctx.optimization.optimizer->zero_grad();
+  restore_gradients(*ctx.net.model, good.pending_grads);
   step.set_last_opt_step(good.last_opt_step);
 }
 
