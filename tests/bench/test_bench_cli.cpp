@@ -85,7 +85,7 @@ TEST_CASE("bench abba and fit reject missing arms and bad keys before running an
   CHECK(out.find("device: \"gpu\" is not one device") != std::string::npos);
 }
 
-TEST_CASE("bench interval and abba on a tiny config (1 pair, tiny counts)") {
+TEST_CASE("bench interval and abba on a tiny config (1 pair, tiny counts) (slow)") {
   if (!command_exists("bench interval")) {
     MESSAGE("skipped: this build has no `trainer bench interval` (engine::measure_intervals)");
     return;
@@ -120,7 +120,7 @@ TEST_CASE("bench interval and abba on a tiny config (1 pair, tiny counts)") {
   CHECK(out.find("paired reduction median") != std::string::npos);  // the table on stderr
 }
 
-TEST_CASE("bench fit times complete fits of a tiny config (1 pair)") {
+TEST_CASE("bench fit times complete fits of a tiny config (1 pair) (slow)") {
   if (!command_exists("fit")) {
     MESSAGE("skipped: this build has no `trainer fit` yet");
     return;

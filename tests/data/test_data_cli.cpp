@@ -173,7 +173,7 @@ std::string black_png(uint32_t width, uint32_t height) {
 
 }  // namespace
 
-TEST_CASE("trainer data check decodes huge PNGs one at a time within a memory limit") {
+TEST_CASE("trainer data check decodes huge PNGs one at a time within a memory limit (slow)") {
   TempDir dir;
   // Five small PNGs, and four valid 16384 x 16384 PNGs (768 MiB each once decoded, about 2 s of
   // decoding each) beside one small one: the same number of files, so the same verification

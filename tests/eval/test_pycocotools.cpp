@@ -18,7 +18,7 @@ using namespace trainer;
 using test::compare_with_pycocotools;
 using test::python_with_pycocotools;
 
-TEST_CASE("all 12 stats agree with pycocotools on coco128 and eleven detection sets") {
+TEST_CASE("all 12 stats agree with pycocotools on coco128 and eleven detection sets (slow)") {
   TRAINER_SKIP_IF_NO_SHARED_DATA(coco128, "coco128");
   const std::string python = python_with_pycocotools();
   if (python.empty()) {

@@ -174,7 +174,7 @@ TEST_CASE("segm RLE: random polygons, masks, merges and IoUs equal pycocotools'"
           << " IoU matrices (" << iou_values << " values)");
 }
 
-TEST_CASE("segm: all 12 stats agree with pycocotools' COCOeval(iouType='segm') on coco128") {
+TEST_CASE("segm: all 12 stats agree with pycocotools' COCOeval(iouType='segm') on coco128 (slow)") {
   SKIP_WITHOUT_REFERENCE("sets");
   const auto stats = nlohmann::json::parse(test::read_text(reference("sets").dir / "stats.json"));
   REQUIRE(stats.size() >= 14);

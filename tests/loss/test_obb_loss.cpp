@@ -167,7 +167,7 @@ TEST_CASE("obb assignment: a prediction equal to the GT gets ProbIoU 1 as its ta
   CHECK(torch::allclose(a.target_bboxes[0][0], gt_box));
 }
 
-TEST_CASE("obb learning: a tiny model fits drawn rotated bars (loss and angle loss fall)") {
+TEST_CASE("obb learning: a tiny model fits drawn rotated bars (loss and angle loss fall) (slow)") {
   // Two 96 x 96 images with three bars each: 40 x 10 px at angles 0.3, 1.2, 2.2 rad.
   const int s = 96;
   std::vector<torch::Tensor> images;

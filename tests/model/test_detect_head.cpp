@@ -87,7 +87,7 @@ TEST_CASE("the one-to-one head starts as an exact copy of the one-to-many head")
   CHECK(compared == 66);
 }
 
-TEST_CASE("one2one trains on detached features: its loss gives the backbone no gradient") {
+TEST_CASE("one2one trains on detached features: its loss gives the backbone no gradient (slow)") {
   auto model = build_tiny_yolo_model(ModelFamily::kYolo26, 2);
   auto out = model->forward_for_loss(torch::rand({1, 3, 64, 64}));
   torch::Tensor loss = torch::zeros({});
@@ -98,7 +98,7 @@ TEST_CASE("one2one trains on detached features: its loss gives the backbone no g
   CHECK(params["model.23.one2one_cv2.0.2.weight"].grad().defined());
 }
 
-TEST_CASE("training forward shapes at 640 for yolo26n and yolo11n") {
+TEST_CASE("training forward shapes at 640 for yolo26n and yolo11n (slow)") {
   for (const char* name : {"yolo26n", "yolo11n"}) {
     CAPTURE(name);
     auto model = build_yolo_model(parse_model_name(name), 80);
@@ -125,7 +125,7 @@ TEST_CASE("training forward shapes at a small non-square size, batch 2") {
   CHECK_THROWS(model->forward_for_loss(torch::rand({1, 3, 100, 64})));  // not a multiple of 32
 }
 
-TEST_CASE("inference: yolo26n at 640 gives (1, 300, 6) top-k, NMS rows at most max_det") {
+TEST_CASE("inference: yolo26n at 640 gives (1, 300, 6) top-k, NMS rows at most max_det (slow)") {
   auto y26 = build_yolo_model(parse_model_name("yolo26n"), 80);
   auto images = torch::rand({1, 3, 640, 640});
   auto top = y26->predict_topk(images, 300);

@@ -10,7 +10,7 @@
 
 using namespace trainer::model;
 
-TEST_CASE("every built-in summary matches the reference's layers, parameters and GFLOPs") {
+TEST_CASE("every built-in summary matches the reference's layers, parameters and GFLOPs (slow)") {
   struct Case {
     const char* name;
     int64_t layers;  // printed: leaf modules
@@ -42,7 +42,7 @@ TEST_CASE("every built-in summary matches the reference's layers, parameters and
   }
 }
 
-TEST_CASE("the counts at 32x32 per rule equal the reference's (thop hooks at 32 px)") {
+TEST_CASE("the counts at 32x32 per rule equal the reference's (thop hooks at 32 px) (slow)") {
   // Conv MACs include YOLO11's DFL conv (4 sides x 21 anchors x 16 bins = 1,344), run by the
   // reference's eval-mode decode; attention is heads * N^2 * (key_dim + head_dim) per block.
   auto n26 = build_yolo_model(parse_model_name("yolo26n"), 80);
@@ -99,7 +99,7 @@ TEST_CASE("thousands separators") {
   CHECK(thousands(-1234567) == "-1,234,567");
 }
 
-TEST_CASE("every pose summary matches the reference's layers, parameters and GFLOPs") {
+TEST_CASE("every pose summary matches the reference's layers, parameters and GFLOPs (slow)") {
   struct Case {
     const char* name;
     int64_t params_nc1;  // reference-tasks.md 2.3

@@ -20,7 +20,8 @@ using namespace trainer::model;
 using trainer::test::head_attribute_order;
 using trainer::test::parameter_count;
 
-TEST_CASE("obb parameter counts and GFLOPs equal the reference's for all ten (nc=15 and nc=80)") {
+TEST_CASE(
+    "obb parameter counts and GFLOPs equal the reference's for all ten (nc=15 and nc=80) (slow)") {
   struct Case {
     const char* name;
     int64_t nc15;

@@ -27,7 +27,8 @@ std::map<std::string, std::vector<int64_t>> shapes_of(const torch::nn::Module& m
 
 }  // namespace
 
-TEST_CASE("pose parameter counts equal the reference's for all ten models (nc=1 and nc=80)") {
+TEST_CASE(
+    "pose parameter counts equal the reference's for all ten models (nc=1 and nc=80) (slow)") {
   struct Case {
     const char* name;
     int64_t nc1, nc80;
@@ -136,7 +137,7 @@ TEST_CASE("pose accessors: keypoint shape, head kind, flow (detection models rep
   CHECK_THROWS(build_tiny_yolo_model(ModelFamily::kYolo26, 2, core::Task::kPose, {5, 4}));
 }
 
-TEST_CASE("pose forward: kpts per level and branch, sigmas in training mode only") {
+TEST_CASE("pose forward: kpts per level and branch, sigmas in training mode only (slow)") {
   torch::manual_seed(0);
   auto model = build_tiny_yolo_model(ModelFamily::kYolo26, 2, core::Task::kPose);
   const auto images = torch::rand({2, 3, 64, 96});

@@ -19,7 +19,8 @@ using namespace trainer::model;
 using trainer::test::head_attribute_order;
 using trainer::test::parameter_count;
 
-TEST_CASE("segment parameter counts and GFLOPs equal the reference's for all ten (nc=80, nc=3)") {
+TEST_CASE(
+    "segment parameter counts and GFLOPs equal the reference's for all ten (nc=80, nc=3) (slow)") {
   struct Case {
     const char* name;
     int64_t nc3;
@@ -130,7 +131,9 @@ TEST_CASE("segment keys: the reference's count, order and prototype shapes") {
   CHECK_FALSE(det->segments());
 }
 
-TEST_CASE("segment forward: protos at 1/4, semantic logits at 1/8 in training only, o2o detached") {
+TEST_CASE(
+    "segment forward: protos at 1/4, semantic logits at 1/8 in training only, o2o detached "
+    "(slow)") {
   torch::manual_seed(0);
   const auto images = torch::rand({2, 3, 64, 96});
   auto m26 = build_tiny_yolo_model(ModelFamily::kYolo26, 3, core::Task::kSegment);

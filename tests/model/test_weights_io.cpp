@@ -148,7 +148,9 @@ TEST_CASE("bad weights files: missing, not a torch.save file, not a dict") {
   }
 }
 
-TEST_CASE("Python round trip: reference-style checkpoint -> convert_weights.py -> import -> back") {
+TEST_CASE(
+    "Python round trip: reference-style checkpoint -> convert_weights.py -> import -> back "
+    "(slow)") {
   const std::string py = python();
   if (py.empty()) TRAINER_SKIP("~/.cache/trainer/venv/bin/python not found (run scripts/setup.sh)");
   trainer::test::TempDir dir;

@@ -54,7 +54,7 @@ TEST_CASE("resume: a .ckpt names itself, a run's .pt the checkpoint beside it, a
                        doctest::Contains("holds weights only"), core::InputError);
 }
 
-TEST_CASE("resume: the checkpoint's config with the changeable keys applied; others refused") {
+TEST_CASE("resume: the checkpoint's config with the changeable keys applied, others refused") {
   TempDir dir;
   const core::TrainConfig original = run_config(dir.path());
   const auto last = save_run_checkpoint(dir / "run", original, 1, "last.ckpt");
