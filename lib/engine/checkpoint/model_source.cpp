@@ -56,10 +56,26 @@ bool is_weights_file(const std::string& model) {
 
 namespace {
 
-// A .ckpt's architecture, from the run config it carries.
-model::ModelName architecture_in_checkpoint(const Checkpoint& ckpt, const fs::path& path) {
-  const auto loaded = core::load_config_text(ckpt.config_yaml, path.string(), path.parent_path());
-  return architecture_from_config(loaded.config, path, 1);
+// The run config a .ckpt carries.
+core::TrainConfig checkpoint_config(const Checkpoint& ckpt, const fs::path& path) {
+  return core::load_config_text(ckpt.config_yaml, path.string(), path.parent_path()).config;
+}
+
+fs::path run_args_of(const fs::path& weights) {
+  return fs::absolute(weights).parent_path().parent_path() / "args.yaml";
+}
+
+// The config of the run whose weights/ holds the .pt `weights` (RUN/args.yaml); throws
+// core::ConfigError naming the way out when there is none.
+core::TrainConfig recorded_run_config(const fs::path& weights) {
+  const fs::path args = run_args_of(weights);
+  if (!fs::is_regular_file(args)) {
+    throw core::ConfigError(fmt::format(
+        "model: {}: a .pt file holds weights only and no {} records its architecture; name the "
+        "architecture and transfer the weights instead: model=yolo26n pretrained={}",
+        weights.string(), args.string(), weights.string()));
+  }
+  return core::load_config_text(read_text(args), args.string(), args.parent_path()).config;
 }
 
 // A .pt's architecture: what a reference checkpoint records (`reference`; its args.yaml beside
@@ -67,16 +83,7 @@ model::ModelName architecture_in_checkpoint(const Checkpoint& ckpt, const fs::pa
 model::ModelName architecture_of_pt(const fs::path& weights,
                                     const std::optional<model::ReferenceInfo>& reference) {
   if (reference) return model::reference_model_name(*reference, weights.string());
-  const fs::path run = fs::absolute(weights).parent_path().parent_path();
-  const fs::path args = run / "args.yaml";
-  if (!fs::is_regular_file(args)) {
-    throw core::ConfigError(fmt::format(
-        "model: {}: a .pt file holds weights only and no {} records its architecture; name the "
-        "architecture and transfer the weights instead: model=yolo26n pretrained={}",
-        weights.string(), args.string(), weights.string()));
-  }
-  const auto loaded = core::load_config_text(read_text(args), args.string(), run);
-  return architecture_from_config(loaded.config, weights, 1);
+  return architecture_from_config(recorded_run_config(weights), weights, 1);
 }
 
 }  // namespace
@@ -85,8 +92,10 @@ model::ModelName architecture_of(const fs::path& weights) {
   if (!fs::is_regular_file(weights)) {
     throw core::ConfigError("weights file not found: " + weights.string());
   }
-  if (weights.extension() == ".ckpt")
-    return architecture_in_checkpoint(load_checkpoint(weights), weights);
+  if (weights.extension() == ".ckpt") {
+    return architecture_from_config(checkpoint_config(load_checkpoint(weights), weights), weights,
+                                    1);
+  }
   // An unreadable file is left to the weights loader, which names the problem.
   std::optional<model::ReferenceInfo> reference;
   try {
@@ -134,32 +143,26 @@ std::pair<std::vector<std::string>, std::string> run_class_names(const core::Tra
 
 namespace {
 
-PretrainedWeights pretrained_in_checkpoint(const Checkpoint& ckpt, const fs::path& path) {
+// A .ckpt's EMA weights, and the class names of its run (`recorded`: its config).
+PretrainedWeights pretrained_in_checkpoint(const Checkpoint& ckpt,
+                                           const core::TrainConfig& recorded) {
   PretrainedWeights out;
   out.weights = ema_weights(ckpt);
-  if (!ckpt.config_yaml.empty()) {
-    const auto loaded = core::load_config_text(ckpt.config_yaml, path.string(), path.parent_path());
-    std::tie(out.names, out.names_source) = run_class_names(loaded.config);
-  }
+  if (!ckpt.config_yaml.empty()) std::tie(out.names, out.names_source) = run_class_names(recorded);
   return out;
 }
 
-PretrainedWeights pretrained_in_file(model::WeightsFile file, const fs::path& path) {
+// A .pt's tensors, and its class names: a reference checkpoint's own, else those of the run
+// `recorded` (RUN/args.yaml's config; none when it is absent or unreadable).
+PretrainedWeights pretrained_in_file(model::WeightsFile file, const fs::path& path,
+                                     const core::TrainConfig* recorded) {
   PretrainedWeights out;
   out.weights = std::move(file.weights);
   if (file.reference) {
     out.names = model::reference_class_names(*file.reference);
     if (!out.names.empty()) out.names_source = path.string();
-    return out;
-  }
-  const fs::path run = fs::absolute(path).parent_path().parent_path();
-  const fs::path args = run / "args.yaml";
-  if (fs::is_regular_file(args)) {
-    try {
-      const auto loaded = core::load_config_text(read_text(args), args.string(), run);
-      std::tie(out.names, out.names_source) = run_class_names(loaded.config);
-    } catch (const std::exception&) {
-    }
+  } else if (recorded) {
+    std::tie(out.names, out.names_source) = run_class_names(*recorded);
   }
   return out;
 }
@@ -167,8 +170,20 @@ PretrainedWeights pretrained_in_file(model::WeightsFile file, const fs::path& pa
 }  // namespace
 
 PretrainedWeights read_pretrained(const fs::path& path) {
-  if (path.extension() == ".ckpt") return pretrained_in_checkpoint(load_checkpoint(path), path);
-  return pretrained_in_file(model::read_weights(path), path);
+  if (path.extension() == ".ckpt") {
+    const Checkpoint ckpt = load_checkpoint(path);
+    return pretrained_in_checkpoint(
+        ckpt, ckpt.config_yaml.empty() ? core::TrainConfig{} : checkpoint_config(ckpt, path));
+  }
+  model::WeightsFile file = model::read_weights(path);
+  std::optional<core::TrainConfig> recorded;
+  if (!file.reference && fs::is_regular_file(run_args_of(path))) {
+    try {
+      recorded = recorded_run_config(path);
+    } catch (const std::exception&) {
+    }
+  }
+  return pretrained_in_file(std::move(file), path, recorded ? &*recorded : nullptr);
 }
 
 ModelSource read_model_source(const core::TrainConfig& config) {
@@ -179,7 +194,8 @@ ModelSource read_model_source(const core::TrainConfig& config) {
     if (transfers && !source.weights.empty()) source.pretrained = read_pretrained(source.weights);
     return source;
   }
-  // `model:` a weights file whose own tensors are transferred: one read gives both.
+  // `model:` a weights file whose own tensors are transferred: one read of it, and one parse of
+  // the run config it records, give the architecture, the tensors and the class names.
   const fs::path path = model;
   if (!fs::is_regular_file(path)) throw core::ConfigError("weights file not found: " + model);
   ModelSource source;
@@ -187,18 +203,25 @@ ModelSource read_model_source(const core::TrainConfig& config) {
   source.weights = path;
   if (path.extension() == ".ckpt") {
     const Checkpoint ckpt = load_checkpoint(path);
-    source.name = architecture_in_checkpoint(ckpt, path);
-    source.pretrained = pretrained_in_checkpoint(ckpt, path);
+    const core::TrainConfig recorded = checkpoint_config(ckpt, path);
+    source.name = architecture_from_config(recorded, path, 1);
+    source.pretrained = pretrained_in_checkpoint(ckpt, recorded);
   } else {
     std::optional<model::WeightsFile> file;
     try {
       file = model::read_weights(path);
     } catch (const core::InputError&) {
-      (void)architecture_of_pt(path, std::nullopt);  // no record of the architecture: said first
+      if (!fs::is_regular_file(run_args_of(path))) (void)recorded_run_config(path);  // said first
       throw;
     }
-    source.name = architecture_of_pt(path, file->reference);
-    source.pretrained = pretrained_in_file(std::move(*file), path);
+    std::optional<core::TrainConfig> recorded;
+    if (file->reference) {
+      source.name = model::reference_model_name(*file->reference, path.string());
+    } else {
+      recorded = recorded_run_config(path);
+      source.name = architecture_from_config(*recorded, path, 1);
+    }
+    source.pretrained = pretrained_in_file(std::move(*file), path, recorded ? &*recorded : nullptr);
   }
   source.name.cls_width = model::parse_class_widths(config.model.cls_width);
   return source;
