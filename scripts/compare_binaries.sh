@@ -5,8 +5,9 @@
 # Jobs (CPU, fp32, one thread, deterministic): the four overfit configs (detect, pose and
 # segmentation on coco8's train images, OBB on `trainer synth --task obb`), a short fit killed after
 # its first epoch's checkpoint (test hook) and resumed, a `val` with save_json of each overfit
-# run's last.pt (every task's scorer), and a `predict` of coco8's val images with save_txt (the
-# detect and the segment weights).
+# run's last.pt (every task's scorer), and a `predict` with save_txt of coco8's val images (the
+# detect and the segment weights, the latter with save_json), coco8-pose's (the pose weights) and
+# the OBB set's (the OBB weights), both with save_json: every task's predict output.
 # Compared: results.csv rows (every column but the wall time), every tensor, counter and RNG state
 # of every weights/*.ckpt and weights/*.pt (scripts/checkpoints.py same-files), every
 # predictions.json (and OBB's DOTA files) and the predict label files byte for byte.
@@ -92,8 +93,15 @@ run_jobs() {  # BINARY OUT
     weights="$out/obb/weights/last.pt" save_json=true plots=false project="$out" \
     name=val_obb >"$out/val_obb.log" 2>&1
   "$bin" "${quiet[@]}" predict weights="$out/segment/weights/last.pt" \
-    source="$data/coco8/images/val" imgsz=256 device=cpu conf=0.01 save_txt=true project="$out" \
-    name=predict_segment >"$out/predict_segment.log" 2>&1
+    source="$data/coco8/images/val" imgsz=256 device=cpu conf=0.01 save_txt=true save_json=true \
+    project="$out" name=predict_segment >"$out/predict_segment.log" 2>&1
+  # Every task's predict output (keypoints, rotated boxes): labels, predictions.json, pictures.
+  "$bin" "${quiet[@]}" predict weights="$out/pose/weights/last.pt" \
+    source="$data/coco8-pose/images/val" imgsz=256 device=cpu conf=0.01 save_txt=true \
+    save_json=true project="$out" name=predict_pose >"$out/predict_pose.log" 2>&1
+  "$bin" "${quiet[@]}" predict weights="$out/obb/weights/last.pt" source="$work/obb/images/train" \
+    imgsz=256 device=cpu conf=0.01 save_txt=true save_json=true project="$out" \
+    name=predict_obb >"$out/predict_obb.log" 2>&1
 }
 
 declare -A seconds
@@ -117,8 +125,9 @@ for dota in predictions_txt predictions_merged_txt; do
   [ -e "$work/old/val_obb/$dota" ] || [ -e "$work/new/val_obb/$dota" ] || continue
   if ! diff -r -q "$work/old/val_obb/$dota" "$work/new/val_obb/$dota" >/dev/null 2>&1; then failed+=("val_obb/$dota"); fi
 done
-for predict in predict predict_segment; do
-  if ! diff -r -q "$work/old/$predict/labels" "$work/new/$predict/labels" >/dev/null; then failed+=("$predict/labels"); fi
+for predict in predict predict_segment predict_pose predict_obb; do
+  # Labels (a folder only when something was predicted), predictions.json and the annotated images.
+  if ! diff -r -q "$work/old/$predict" "$work/new/$predict" >/dev/null; then failed+=("$predict"); fi
 done
 compared=$(find "$work/old" -path '*/weights/*' \( -name '*.ckpt' -o -name '*.pt' \) | wc -l)
 list=""

@@ -20,21 +20,16 @@ std::string lower(std::string_view text) {
 }  // namespace
 
 const char* task_name(Task task) {
-  switch (task) {
-    case Task::kDetect:
-      return "detect";
-    case Task::kPose:
-      return "pose";
-    case Task::kSegment:
-      return "segment";
-    case Task::kObb:
-      return "obb";
+  for (const TaskNames& row : kTaskNames) {
+    if (row.task == task) return row.name;
   }
   return "?";
 }
 
 std::vector<Task> all_tasks() {
-  return {Task::kDetect, Task::kPose, Task::kSegment, Task::kObb};
+  std::vector<Task> out;
+  for (const TaskNames& row : kTaskNames) out.push_back(row.task);
+  return out;
 }
 
 std::optional<Task> task_from_name(std::string_view name) {
@@ -47,9 +42,11 @@ std::optional<Task> task_from_name(std::string_view name) {
 
 std::optional<Task> task_from_model_name(const std::string& model) {
   const std::string stem = lower(std::filesystem::path(model).stem().string());
-  if (stem.find("-seg") != std::string::npos) return Task::kSegment;
-  if (stem.find("-pose") != std::string::npos) return Task::kPose;
-  if (stem.find("-obb") != std::string::npos) return Task::kObb;
+  for (const TaskNames& row : kTaskNames) {
+    if (*row.model_suffix != '\0' && stem.find(row.model_suffix) != std::string::npos) {
+      return row.task;
+    }
+  }
   return std::nullopt;
 }
 

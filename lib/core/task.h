@@ -16,11 +16,26 @@ namespace trainer::core {
 
 enum class Task { kDetect, kPose, kSegment, kObb };
 
+// Every task's names, in one table: a new task adds its enum value above and its row here. The
+// rows are in the order the reference's guess_model_task tries the suffixes (-seg before -pose), so
+// the first row whose suffix a model name contains is its task.
+struct TaskNames {
+  Task task;
+  const char* name;          // the reference's name; also the runs/<task> folder
+  const char* model_suffix;  // the model-name suffix that implies it (empty: none)
+};
+inline constexpr TaskNames kTaskNames[] = {
+    {Task::kDetect, "detect", ""},
+    {Task::kSegment, "segment", "-seg"},
+    {Task::kPose, "pose", "-pose"},
+    {Task::kObb, "obb", "-obb"},
+};
+
 // "detect", "pose", "segment", "obb" (the reference's names; also the runs/<task> folder).
 const char* task_name(Task task);
 // The task spelled `name` (case-insensitive); nullopt for anything else.
 std::optional<Task> task_from_name(std::string_view name);
-// Every task, in the order above.
+// Every task, in the table's order.
 std::vector<Task> all_tasks();
 
 // The task a model name's suffix implies: "-pose", "-seg" or "-obb" in the name's stem (a yaml

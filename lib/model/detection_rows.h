@@ -41,6 +41,7 @@ class RowView {
   const float* keypoint(int64_t p) const {
     return row_ + kRowFixedColumns + p * layout_->keypoints.dims;
   }
+  const RowLayout& layout() const { return *layout_; }
 
  private:
   const float* row_;

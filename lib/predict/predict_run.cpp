@@ -21,6 +21,7 @@
 #include "predict/output_names.h"
 #include "predict/predict_output.h"
 #include "predict/source.h"
+#include "predict/task_output.h"
 #include "predict/video.h"
 
 namespace trainer::predict {
@@ -168,7 +169,8 @@ class Session {
     const std::string& stem = stems_[p.source_index];  // unique among the sources
     const std::string base = p.frame > 0 ? fmt::format("{}_{}", stem, p.frame) : stem;
     if (options_.save) {
-      const cv::Mat annotated = annotate(p.image, r, names_, options_.line_width);
+      const cv::Mat annotated =
+          predictor_->output().annotate(p.image, r, names_, options_.line_width);
       if (p.writer) {
         p.writer->write(annotated);
       } else {
@@ -177,7 +179,8 @@ class Session {
       }
     }
     if (options_.save_txt) {
-      const std::string text = yolo_txt(r, p.image.rows, p.image.cols, options_.save_conf);
+      const std::string text =
+          predictor_->output().yolo_txt(r, p.image.rows, p.image.cols, options_.save_conf);
       if (!text.empty()) {
         core::write_file_atomically(summary_.save_dir / "labels" / (base + ".txt"), text);
         ++summary_.labels;
@@ -187,7 +190,7 @@ class Session {
       const int64_t id = p.frame > 0 ? summary_.images - 1
                                      : image_id_for(stem + p.path.extension().string(),
                                                     static_cast<int64_t>(p.source_index));
-      auto entries = coco_detections(r, id, category_ids_);
+      auto entries = predictor_->output().coco_detections(r, id, category_ids_);
       detections_.insert(detections_.end(), entries.begin(), entries.end());
     }
   }

@@ -13,9 +13,7 @@
 #include "data/letterbox_inverse.h"
 #include "data/loader.h"
 #include "engine/device/device.h"
-#include "geometry/rotated_box.h"
-#include "model/detection_rows.h"
-#include "model/mask_ops.h"
+#include "predict/task_output.h"
 
 namespace trainer::predict {
 namespace {
@@ -56,9 +54,8 @@ Predictor::Predictor(model::YoloModelImpl& model, const PredictOptions& options,
   postprocess_.use_one2many = options.nms != NmsChoice::kOff;
   const auto& strides = model.strides();
   stride_ = std::max(32, static_cast<int>(*std::max_element(strides.begin(), strides.end())));
-  kpt_ = model.keypoint_shape();
-  oriented_ = model.oriented();
-  segments_ = model.segments();
+  layout_ = {model.head()->extra_channels(), model.keypoint_shape(), model.oriented()};
+  output_ = make_task_output(predicted_task(model));
   // The reference's check_imgsz: a size that is not a multiple of the stride is rounded up.
   const int rounded = (imgsz_ + stride_ - 1) / stride_ * stride_;
   if (rounded != imgsz_) {
@@ -66,6 +63,8 @@ Predictor::Predictor(model::YoloModelImpl& model, const PredictOptions& options,
     imgsz_ = rounded;
   }
 }
+
+Predictor::~Predictor() = default;
 
 std::vector<ImagePrediction> Predictor::run(const std::vector<cv::Mat>& images, Timing& timing) {
   namespace augment = data::augment;
@@ -111,56 +110,18 @@ std::vector<ImagePrediction> Predictor::run(const std::vector<cv::Mat>& images, 
   // --- postprocess: the validation's decode, then original-image pixels
   t0 = Clock::now();
   const std::vector<at::Tensor> per_image = model_.postprocess(raw, postprocess_);
-  const model::RowLayout layout{model_.head()->extra_channels(), kpt_, oriented_};
   for (size_t i = 0; i < per_image.size(); ++i) {
-    at::Tensor rows = per_image[i].to(torch::kCPU, torch::kFloat).contiguous();
-    const data::ImageGeometry g = input_to_original(height, width, images[i].rows, images[i].cols);
-    at::Tensor masks;  // segmentation: (n, original h, original w) uint8 on the CPU
-    if (segments_) {
-      auto device_rows = per_image[i];
-      auto input_masks =
-          model::predicted_masks(raw.protos.front()[static_cast<int64_t>(i)],
-                                 device_rows.narrow(1, model::kRowFixedColumns, layout.extra),
-                                 device_rows.narrow(1, 0, 4), height, width, true);
-      // The reference's predictor drops detections whose mask is empty.
-      const auto keep = input_masks.flatten(1).amax(1).gt(0);
-      device_rows = device_rows.index({keep});
-      input_masks = input_masks.index({keep});
-      rows = device_rows.to(torch::kCPU, torch::kFloat).contiguous();
-      masks = data::masks_to_original(input_masks, g).to(torch::kCPU).contiguous();
-    }
-    ImagePrediction& prediction = out[i];
-    prediction.input_height = height;
-    prediction.input_width = width;
-    const model::HostRows host{rows.data_ptr<float>(), rows.size(0), layout};
-    for (int64_t k = 0; k < host.count; ++k) {
-      const model::RowView row = host[k];
-      const auto box = row.box();
-      PredictedObject object;
-      if (oriented_) {
-        const geometry::RotatedBox rbox =
-            data::to_original_rbox({box[0], box[1], box[2], box[3], row.angle()}, g);
-        object.rbox = {rbox.cx, rbox.cy, rbox.w, rbox.h, rbox.angle};
-        const auto e = geometry::extent_xywh(rbox);
-        object.box = {static_cast<float>(e[0]), static_cast<float>(e[1]),
-                      static_cast<float>(e[0] + e[2]), static_cast<float>(e[1] + e[3])};
-      } else {
-        object.box = data::to_original_xyxy(box, g);
-      }
-      object.score = row.score();
-      object.cls = row.cls();
-      if (masks.defined()) {
-        object.mask =
-            cv::Mat(images[i].rows, images[i].cols, CV_8U, masks[k].data_ptr<uint8_t>()).clone();
-      }
-      for (int64_t p = 0; p < kpt_.count; ++p) {
-        const float* point = row.keypoint(p);
-        const auto xy = data::to_original_point(point[0], point[1], g);
-        object.keypoints.insert(object.keypoints.end(),
-                                {xy[0], xy[1], kpt_.dims == 3 ? point[2] : 1.0f});
-      }
-      prediction.objects.push_back(std::move(object));
-    }
+    DecodedImage image;
+    image.rows = per_image[i];
+    image.layout = layout_;
+    if (!raw.protos.empty() && raw.protos.front().defined())
+      image.protos = raw.protos.front()[static_cast<int64_t>(i)];
+    image.input_height = height;
+    image.input_width = width;
+    image.geometry = input_to_original(height, width, images[i].rows, images[i].cols);
+    out[i].input_height = height;
+    out[i].input_width = width;
+    out[i].objects = output_->objects(image);
   }
   timing.postprocess_ms += elapsed_ms(t0);
   return out;

@@ -12,14 +12,20 @@
 #include <opencv2/core.hpp>
 
 #include <array>
+#include <memory>
 #include <vector>
 
 #include "data/batch.h"
+#include "model/detection_rows.h"
 #include "model/yolo_model.h"
 #include "predict/predict_options.h"
 
 namespace trainer::predict {
 
+class TaskOutput;
+
+// One predicted object in original-image pixels. The task's output (task_output.h) fills what
+// its task adds beyond the box.
 struct PredictedObject {
   std::array<float, 4> box{};  // x1, y1, x2, y2 in original-image pixels
   float score{0};
@@ -55,6 +61,10 @@ class Predictor {
  public:
   // `model` is run as given (the caller passes an eval-mode, fused copy on `device`).
   Predictor(model::YoloModelImpl& model, const PredictOptions& options, c10::Device device);
+  ~Predictor();
+
+  // What the model's task draws and writes (predict_run's writers use it too).
+  const TaskOutput& output() const { return *output_; }
 
   // One batch of BGR images (any sizes). Adds this batch's times to `timing`.
   std::vector<ImagePrediction> run(const std::vector<cv::Mat>& images, Timing& timing);
@@ -66,9 +76,8 @@ class Predictor {
   int imgsz_;
   int stride_;
   bool half_;
-  model::KeypointShape kpt_;
-  bool oriented_ = false;  // OBB rows carry the angle after the class
-  bool segments_ = false;  // segmentation rows carry the mask coefficients after the class
+  model::RowLayout layout_;
+  std::unique_ptr<TaskOutput> output_;
 };
 
 }  // namespace trainer::predict

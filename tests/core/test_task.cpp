@@ -19,6 +19,7 @@ TEST_CASE("the model name's suffix implies the task (guess_model_task)") {
   CHECK(task_from_model_name("yolo11s-seg") == Task::kSegment);
   CHECK(task_from_model_name("yolo26m-obb.yaml") == Task::kObb);
   CHECK(task_from_model_name("/models/custom-pose.yaml") == Task::kPose);
+  CHECK(task_from_model_name("custom-pose-seg") == Task::kSegment);  // -seg first, as the reference
   CHECK_FALSE(task_from_model_name("yolo26n").has_value());
   CHECK_FALSE(task_from_model_name("/models/pose/custom.yaml").has_value());
 }
