@@ -48,10 +48,11 @@ BoxLossTerms bbox_loss(const at::Tensor& pred_dist, const at::Tensor& pred_bboxe
                       weight;
     out.dfl = loss.sum() / target_scores_sum;
   } else {
-    // ltrb in pixels over the image width (l, r) or height (t, b).
-    const auto size =
-        at::tensor({image_w, image_h, image_w, image_h}, stride.options().dtype(at::kDouble))
-            .to(stride.scalar_type());
+    // ltrb in pixels over the image width (l, r) or height (t, b). Made on the host and copied
+    // without blocking: at::tensor with device options fills on the host and copies with a sync.
+    const auto size = at::tensor({image_w, image_h, image_w, image_h}, at::kDouble)
+                          .to(stride.scalar_type())
+                          .to(stride.device(), /*non_blocking=*/true);
     const auto target_ltrb = bbox_to_dist(anchor_points, target_bboxes) * stride / size;
     const auto pred_ltrb = pred_dist * stride / size;
     const auto l1 =

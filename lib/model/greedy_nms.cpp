@@ -81,8 +81,10 @@ at::Tensor suppression_bitmask(const at::Tensor& boxes, double iou_threshold) {
   const at::Tensor x1 = b.select(2, 0), y1 = b.select(2, 1), x2 = b.select(2, 2),
                    y2 = b.select(2, 3);
   const at::Tensor area = (x2 - x1) * (y2 - y1);
+  // The bit weights 1, 2, 4, ..., 128 made by kernels on b's device: torch::tensor({...}) on a
+  // GPU would fill on the host and copy with a blocking sync, once per batch.
   const at::Tensor weights =
-      torch::tensor({1, 2, 4, 8, 16, 32, 64, 128}, b.options().dtype(torch::kByte));
+      torch::pow(2, torch::arange(8, b.options().dtype(torch::kLong))).to(torch::kByte);
   at::Tensor out = torch::empty({batch, n, words}, b.options().dtype(torch::kByte));
   // ~6 float temporaries of (batch, rows, padded_n) per tile.
   const int64_t rows =

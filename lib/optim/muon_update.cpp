@@ -16,8 +16,12 @@ at::Tensor scale_and_widen(const at::Tensor& stack, const std::vector<double>& s
   // A scalar multiply computes in the op-math type (float for BF16/half) with the scalar cast to
   // it.
   const at::ScalarType opmath = at::isReducedFloatingType(own) ? at::kFloat : own;
-  const at::Tensor factors =
-      at::tensor(scales, stack.options().dtype(at::kDouble)).to(opmath).view({-1, 1, 1});
+  // Made on the host and copied without blocking (at::tensor with device options fills on the
+  // host and copies with a sync, once per bucket and step).
+  const at::Tensor factors = at::tensor(scales, at::kDouble)
+                                 .to(opmath)
+                                 .view({-1, 1, 1})
+                                 .to(stack.device(), /*non_blocking=*/true);
   const at::Tensor scaled = (stack.to(opmath) * factors).to(own);
   return widen ? scaled.to(dtype) : scaled;
 }
