@@ -107,11 +107,27 @@ int run_abba_command(const AbbaCli& opts, ArmKind kind, const GlobalOptions& glo
   spdlog::info("bench {}: A = {} | B = {}; {} warm-up arm(s), {} pairs",
                kind == ArmKind::kInterval ? "abba" : "fit", join(arms.baseline),
                join(arms.candidate), opts.abba.warmup_arms, opts.abba.pairs);
+  // Each finished arm is kept in the --json file at once, marked partial, so a run stopped
+  // midway (a time-boxed GPU session) still returns what it measured; the complete JSON replaces
+  // it.
+  bench::Json partial;
+  partial["benchmark"] = kind == ArmKind::kInterval ? "abba" : "fit";
+  partial["partial"] = "the ABBA had not finished; arms measured so far";
+  partial["unit"] = unit;
+  partial["baseline_overrides"] = arms.baseline;
+  partial["candidate_overrides"] = arms.candidate;
+  partial["arms"] = bench::Json::array();
   const bench::AbbaResult result = bench::run_abba(
       runner, opts.abba,
       [&](bench::Arm arm, int index, bool warmup, const bench::ArmMeasurement& m) {
         spdlog::info("{}{}{}: {:.3f} {}", warmup ? "warm-up " : "",
                      arm == bench::Arm::kBaseline ? "A" : "B", index, m.value, unit);
+        if (opts.json.empty()) return;
+        partial["arms"].push_back({{"arm", arm == bench::Arm::kBaseline ? "A" : "B"},
+                                   {"index", index},
+                                   {"warmup", warmup},
+                                   {"value", m.value}});
+        core::write_file_atomically(opts.json, partial.dump(2) + "\n");
       });
   if (remove_project) {
     std::error_code ec;

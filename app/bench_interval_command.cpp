@@ -54,6 +54,19 @@ int run_bench_interval(const IntervalCli& opts) {
   const engine::IntervalResult timed = engine::measure_intervals(config, timed_options);
   const bench::PeakMemory peak = bench::read_peak_memory(device);
 
+  bench::RunRecord record = bench::collect_run_record(device);
+  record.config_yaml = core::config_to_yaml(config);
+  record.counts = {{"warmup", opts.options.warmup},
+                   {"measure", opts.options.measure},
+                   {"world_size", ranks.env.world_size}};
+  if (ranks.env.is_main() && !opts.json.empty() && !opts.no_breakdown) {
+    // The timed intervals are kept now, marked partial, in case the process is stopped during the
+    // breakdown run (a time-boxed GPU session); the complete JSON replaces this file.
+    bench::Json partial = bench::interval_json(timed, nullptr, timed_options, peak, record);
+    partial["partial"] = "the breakdown run had not finished";
+    core::write_file_atomically(opts.json, partial.dump(2) + "\n");
+  }
+
   engine::IntervalResult breakdown;
   if (!opts.no_breakdown) {
     engine::IntervalOptions breakdown_options = rank_options;
@@ -61,11 +74,6 @@ int run_bench_interval(const IntervalCli& opts) {
     breakdown = engine::measure_intervals(config, breakdown_options);
   }
 
-  bench::RunRecord record = bench::collect_run_record(device);
-  record.config_yaml = core::config_to_yaml(config);
-  record.counts = {{"warmup", opts.options.warmup},
-                   {"measure", opts.options.measure},
-                   {"world_size", ranks.env.world_size}};
   if (!ranks.env.is_main()) return 0;
   const bench::Json j = bench::interval_json(timed, opts.no_breakdown ? nullptr : &breakdown,
                                              timed_options, peak, record);

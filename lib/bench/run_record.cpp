@@ -1,6 +1,7 @@
 // See run_record.h.
 #include "bench/run_record.h"
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <c10/core/Device.h>
 #include <unistd.h>
@@ -99,6 +100,15 @@ RunRecord collect_run_record(const std::string& device) {
   r.hardware_threads = info.hardware_threads;
   r.torch_threads = info.torch_threads;
   r.interop_threads = at::get_num_interop_threads();
+  at::Context& context = at::globalContext();
+  r.deterministic_algorithms = context.deterministicAlgorithms();
+  r.deterministic_warn_only = context.deterministicAlgorithmsWarnOnly();
+  r.cudnn_deterministic = context.deterministicCuDNN();
+  r.cudnn_benchmark = context.benchmarkCuDNN();
+  r.cuda_matmul_fp32 =
+      at::precision2str(context.float32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL));
+  r.cuda_conv_fp32 =
+      at::precision2str(context.float32Precision(at::Float32Backend::CUDA, at::Float32Op::CONV));
 
   const c10::Device dev(device);
   r.device = dev.str();
@@ -146,6 +156,12 @@ Json record_to_json(const RunRecord& r) {
   j["hardware_threads"] = r.hardware_threads;
   j["torch_threads"] = r.torch_threads;
   j["interop_threads"] = r.interop_threads;
+  j["numerics"] = {{"deterministic_algorithms", r.deterministic_algorithms},
+                   {"deterministic_warn_only", r.deterministic_warn_only},
+                   {"cudnn_deterministic", r.cudnn_deterministic},
+                   {"cudnn_benchmark", r.cudnn_benchmark},
+                   {"cuda_matmul_fp32", r.cuda_matmul_fp32},
+                   {"cuda_conv_fp32", r.cuda_conv_fp32}};
   j["date_utc"] = r.date_utc;
   j["hostname"] = r.hostname;
   j["command_line"] = r.command_line;
@@ -156,18 +172,31 @@ Json record_to_json(const RunRecord& r) {
 }
 
 const std::vector<std::string>& record_json_keys() {
-  static const std::vector<std::string> keys = {"trainer_version",   "git_revision",
-                                                "git_dirty",         "build_type",
-                                                "worktree_revision", "worktree_dirty",
-                                                "libtorch_version",  "cuda_compiled",
-                                                "cuda_available",    "cuda_runtime_version",
-                                                "cudnn_version",     "driver_version",
-                                                "gpu_names",         "device",
-                                                "device_name",       "cpu_model",
-                                                "hardware_threads",  "torch_threads",
-                                                "interop_threads",   "date_utc",
-                                                "hostname",          "command_line",
-                                                "config_yaml",       "counts"};
+  static const std::vector<std::string> keys = {"trainer_version",
+                                                "git_revision",
+                                                "git_dirty",
+                                                "build_type",
+                                                "worktree_revision",
+                                                "worktree_dirty",
+                                                "libtorch_version",
+                                                "cuda_compiled",
+                                                "cuda_available",
+                                                "cuda_runtime_version",
+                                                "cudnn_version",
+                                                "driver_version",
+                                                "gpu_names",
+                                                "device",
+                                                "device_name",
+                                                "cpu_model",
+                                                "hardware_threads",
+                                                "torch_threads",
+                                                "interop_threads",
+                                                "numerics",
+                                                "date_utc",
+                                                "hostname",
+                                                "command_line",
+                                                "config_yaml",
+                                                "counts"};
   return keys;
 }
 

@@ -39,6 +39,15 @@ struct RunRecord {
   int hardware_threads = 0;
   int torch_threads = 0;
   int interop_threads = 0;
+  // Numerics: what the run's settings left in LibTorch's global context when the record was taken
+  // (`deterministic: true`, the default, means deterministic algorithms and, on CUDA, NaN-filled
+  // `empty` tensors; fp32 precision `ieee` means no TF32), so a number says how it was computed.
+  bool deterministic_algorithms = false;
+  bool deterministic_warn_only = false;
+  bool cudnn_deterministic = false;
+  bool cudnn_benchmark = false;
+  std::string cuda_matmul_fp32;  // "ieee", "tf32", ... (LibTorch's float32 precision names)
+  std::string cuda_conv_fp32;
   // Run.
   std::string date_utc;  // ISO 8601, e.g. 2026-11-29T11:38:18Z
   std::string hostname;

@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <ATen/Context.h>
+
 #include <regex>
 
 #include "bench/device.h"
@@ -40,6 +42,31 @@ TEST_CASE("the run record names code, software, hardware, date and command line"
   CHECK(missing_fields(broken, record_json_keys()) ==
         std::vector<std::string>{"git_revision", "date_utc"});
   CHECK(missing_fields(Json::array(), {"a"}) == std::vector<std::string>{"a"});
+}
+
+TEST_CASE("the run record says how the numbers were computed: determinism, cuDNN, TF32") {
+  at::Context& context = at::globalContext();
+  const bool was_deterministic = context.deterministicAlgorithms();
+  const bool was_warn_only = context.deterministicAlgorithmsWarnOnly();
+  const bool was_benchmark = context.benchmarkCuDNN();
+  context.setDeterministicAlgorithms(true, /*warn_only=*/true);
+  context.setBenchmarkCuDNN(true);
+  RunRecord r = collect_run_record("cpu");
+  CHECK(r.deterministic_algorithms);
+  CHECK(r.deterministic_warn_only);
+  CHECK(r.cudnn_benchmark);
+  CHECK_FALSE(r.cuda_matmul_fp32.empty());
+  Json j = record_to_json(r);
+  CHECK(j["numerics"]["deterministic_algorithms"] == true);
+  CHECK(j["numerics"]["cudnn_benchmark"] == true);
+  CHECK(j["numerics"]["cuda_conv_fp32"] == r.cuda_conv_fp32);
+  context.setDeterministicAlgorithms(false, false);
+  context.setBenchmarkCuDNN(false);
+  r = collect_run_record("cpu");
+  CHECK_FALSE(r.deterministic_algorithms);
+  CHECK_FALSE(r.cudnn_benchmark);
+  context.setDeterministicAlgorithms(was_deterministic, was_warn_only);
+  context.setBenchmarkCuDNN(was_benchmark);
 }
 
 TEST_CASE("the working tree's revision is read with git, and is null outside a tree") {

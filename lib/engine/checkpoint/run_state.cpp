@@ -2,6 +2,7 @@
 #include "engine/checkpoint/run_state.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -97,6 +98,10 @@ Checkpoint make_checkpoint(const TrainingContext& ctx, const TrainStep& step, in
   if (step.last_opt_step() < ckpt.iteration - 1)
     ckpt.pending_grads = pending_gradients(*ctx.net.model);
   ckpt.rng_cpu = at::detail::getDefaultCPUGenerator().get_state();
+  // A CUDA run's generator too (dropout and any random op on the device); the CPU build compiles
+  // this and never runs it.
+  if (ctx.device.is_cuda())
+    ckpt.rng_cuda = at::globalContext().defaultGenerator(ctx.device).get_state();
   ckpt.date = now_iso();
   return ckpt;
 }
@@ -127,6 +132,11 @@ int64_t restore_run(TrainingContext& ctx, TrainStep& step, const Checkpoint& che
   if (checkpoint.rng_cpu.defined()) {
     at::Generator generator = at::detail::getDefaultCPUGenerator();  // shares the global state
     generator.set_state(checkpoint.rng_cpu);
+  }
+  // A CUDA checkpoint resumed on a CUDA device restores its generator; on the CPU it is not used.
+  if (checkpoint.rng_cuda.defined() && ctx.device.is_cuda()) {
+    at::Generator generator = at::globalContext().defaultGenerator(ctx.device);
+    generator.set_state(checkpoint.rng_cuda);
   }
   const int64_t start_epoch = checkpoint.epoch + 1;
   step.set_last_opt_step(checkpoint.last_opt_step);
