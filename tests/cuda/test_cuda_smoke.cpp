@@ -103,12 +103,30 @@ struct Pass {
   std::vector<at::Tensor> grads;
 };
 
-// One forward + loss (inside the autocast guard when bf16) + backward, as TrainStep does it.
-Pass forward_backward(const c10::Device& device, bool bf16) {
+// Every parameter and the images rounded to BF16 and back: one BF16 rounding of the inputs and no
+// BF16 arithmetic, the noise floor `bench precision` judges BF16 against (a freshly initialised
+// network is chaotic: any perturbation of this size grows with depth and flips assigner near-ties,
+// so BF16's error means something only next to the floor's).
+void round_to_bf16(model::YoloModelImpl& net, at::Tensor& images) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : net.parameters()) p.copy_(p.to(torch::kBFloat16).to(torch::kFloat));
+  images = images.to(torch::kBFloat16).to(torch::kFloat);
+}
+
+// BF16's error passes when it is within a few times the noise floor's (5x: on trained weights
+// BENCHMARKS.md measures 3.6x for the gradients, 11.6% against 3.2%) or under `absolute`.
+bool within_floor(double error, double floor, double absolute) {
+  return error <= std::max(5.0 * floor, absolute);
+}
+
+// One forward + loss (inside the autocast guard when bf16) + backward, as TrainStep does it;
+// `floor`: fp32 with the weights and images rounded to BF16 (round_to_bf16).
+Pass forward_backward(const c10::Device& device, bool bf16, bool floor = false) {
   auto net = seeded_model(device);
   net->train();
   loss::YoloLoss criterion(6, net->reg_max(), net->strides(), loss::LossGains{}, net->end2end());
   auto [images, labels] = fixed_batch();
+  if (floor) round_to_bf16(*net, images);
   images = images.to(device);
   labels = labels.to(device);
   loss::LossResult r;
@@ -136,12 +154,20 @@ core::TrainConfig tiny_config(const std::filesystem::path& project, const std::s
 }
 
 // Parameters after `steps` training steps of the real TrainStep on `device`, minus the initial
-// ones (the update), on the CPU.
-std::vector<at::Tensor> trained_update(const core::TrainConfig& config, int steps) {
+// ones (the update), on the CPU; `floor`: the initial weights rounded to BF16 first (the noise
+// floor of a BF16 run).
+std::vector<at::Tensor> trained_update(const core::TrainConfig& config, int steps,
+                                       bool floor = false) {
   engine::ContextOptions options;
   options.need_val = false;
   options.show_progress = false;
   auto ctx = engine::build_training_context(config, options);
+  if (floor) {
+    torch::NoGradGuard no_grad;
+    for (auto& p : ctx.net.model->parameters()) {
+      p.copy_(p.to(torch::kBFloat16).to(torch::kFloat));
+    }
+  }
   std::vector<at::Tensor> before;
   for (const auto& p : ctx.net.model->parameters()) before.push_back(p.detach().cpu().clone());
   engine::TrainStep step(ctx);
@@ -228,19 +254,25 @@ TEST_CASE("cuda: one batch's loss and gradients match the CPU, fp32 and BF16") {
   const Pass cpu = forward_backward(kCpu, /*bf16=*/false);
   const Pass fp32 = forward_backward(kCuda0, false);
   const Pass bf16 = forward_backward(kCuda0, true);
+  const Pass noise = forward_backward(kCpu, false, /*floor=*/true);
   const double fp32_loss = std::abs(fp32.loss - cpu.loss) / cpu.loss;
   const double bf16_loss = std::abs(bf16.loss - cpu.loss) / cpu.loss;
+  const double floor_loss = std::abs(noise.loss - cpu.loss) / cpu.loss;
   const double fp32_grad = relative_l2(fp32.grads, cpu.grads);
   const double bf16_grad = relative_l2(bf16.grads, cpu.grads);
+  const double floor_grad = relative_l2(noise.grads, cpu.grads);
   MESSAGE(
       fmt::format("loss CPU fp32 {:.6f}, CUDA fp32 {:.6f} (rel {:.2e}), CUDA BF16 {:.6f} "
-                  "(rel {:.2e}); gradient rel. L2 error: fp32 {:.2e}, BF16 {:.2e}",
-                  cpu.loss, fp32.loss, fp32_loss, bf16.loss, bf16_loss, fp32_grad, bf16_grad));
-  // fp32 without TF32: only summation order differs. BF16 (8-bit mantissa) against the fp32 CPU.
+                  "(rel {:.2e}, noise floor {:.2e}); gradient rel. L2 error: fp32 {:.2e}, "
+                  "BF16 {:.2e} (noise floor {:.2e})",
+                  cpu.loss, fp32.loss, fp32_loss, bf16.loss, bf16_loss, floor_loss, fp32_grad,
+                  bf16_grad, floor_grad));
+  // fp32 without TF32: only summation order differs. BF16 (8-bit mantissa) against the fp32 CPU,
+  // judged next to the noise floor (a fresh network's chaos moves both).
   CHECK(fp32_loss < 1e-4);
   CHECK(fp32_grad < 1e-3);
-  CHECK(bf16_loss < 3e-2);
-  CHECK(bf16_grad < 0.1);
+  CHECK(within_floor(bf16_loss, floor_loss, 3e-2));
+  CHECK(within_floor(bf16_grad, floor_grad, 0.1));
 }
 
 TEST_CASE("cuda: three training steps (MuSGD, EMA) update the weights as on the CPU") {
@@ -250,14 +282,17 @@ TEST_CASE("cuda: three training steps (MuSGD, EMA) update the weights as on the 
   const auto cpu = trained_update(tiny_config(dir.path(), "cpu", core::Precision::kFP32), 3);
   const auto fp32 = trained_update(tiny_config(dir.path(), "0", core::Precision::kFP32), 3);
   const auto bf16 = trained_update(tiny_config(dir.path(), "0", core::Precision::kBF16), 3);
+  const auto noise =
+      trained_update(tiny_config(dir.path(), "cpu", core::Precision::kFP32), 3, /*floor=*/true);
   const double e32 = relative_l2(fp32, cpu), e16 = relative_l2(bf16, cpu);
+  const double e_floor = relative_l2(noise, cpu);
   MESSAGE(
       fmt::format("3 steps: relative L2 error of the weight update, CUDA fp32 {:.2e}, CUDA "
-                  "BF16 {:.2e} (against the CPU in fp32)",
-                  e32, e16));
+                  "BF16 {:.2e} (against the CPU in fp32; noise floor {:.2e})",
+                  e32, e16, e_floor));
   // Newton-Schulz runs in BF16 on both devices (ns_dtype default), hence 1e-2 even for fp32.
   CHECK(e32 < 1e-2);
-  CHECK(e16 < 0.15);
+  CHECK(within_floor(e16, e_floor, 0.15));
 }
 
 TEST_CASE("cuda: one validation batch: decode matches the CPU, NMS on the GPU equals the CPU's") {
