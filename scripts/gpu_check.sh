@@ -8,11 +8,19 @@
 # machine with 2+ GPUs a data-parallel step (NCCL: torchrun bench interval, a device=0,1 fit), and
 # writes JSON results to an output folder.
 #
-# Why one script: GPU time is scarce and the machine may have only the CUDA toolkit, CMake, Ninja, a
+# Why one script: GPU time is scarce (15 device minutes a session, a machine start and the transfers
+# included, and no second try), and the machine may have only the CUDA toolkit, CMake, Ninja, a
 # C++ compiler and Python's torch, with no package registry. The other dependencies then come from
-# the prepared bundle (scripts/make_gpu_bundle.sh); every step is time-boxed (9 minutes in all on an
-# H100/H200-class machine), and a missing dependency stops the script with its name and how the
-# Dockerfile provides it. With no GPU visible the same steps run on CPU with tiny settings.
+# the prepared bundle (scripts/make_gpu_bundle.sh). The whole run, preflight, unpack and build
+# included, fits one budget (480 s by default): the steps run in one ranked list, most valuable
+# first (CUDA smoke, the L4 interval with its breakdown, bench precision, one short bench fit, the
+# 2-GPU step where 2+ GPUs exist), each under `timeout` with a cap that is also cut to what is left,
+# and the rest (the CPU-config interval, the loader, the ABBA) only with the time left. Every step's
+# output is copied to the output folder as soon as it ends, and gpu_check.json is rewritten then,
+# so a run stopped by a signal (TERM/INT are trapped) or by the device tool keeps what it measured.
+# On the device tool: timeout_s=540 with the default budget (a minute left for the transfers).
+# A missing dependency stops the script with its name and how the Dockerfile provides it. With no
+# GPU visible the same steps run on CPU with tiny settings.
 #
 # Usage: scripts/gpu_check.sh [--bundle DIR|TARBALL] [--out DIR]
 # Environment (all optional):
@@ -20,7 +28,8 @@
 #   GPU_CHECK_OUT        output folder (same as --out); default $OUT, else build-gpu/gpu-check
 #   GPU_CHECK_ALLOW_CPU  1: a CPU-only run is a pass (otherwise it exits 3 after running everything)
 #   GPU_CHECK_BUILD_DIR  default build-gpu;  GPU_CHECK_JOBS  default nproc
-#   GPU_CHECK_BUDGET_S   default 540;  GPU_CHECK_STEPS  default configure,build,smoke,bench
+#   GPU_CHECK_BUDGET_S   default 480 (everything, the build included);  GPU_CHECK_STEPS  default
+#                        configure,build,smoke,bench
 #                        (add "test" for the whole ctest suite, minus the smoke tests, last)
 #   GPU_CHECK_TARGETS    build only these targets (space-separated); default "trainer
 #                        test_cuda_smoke", everything when the test step is asked for
@@ -28,6 +37,7 @@
 #   GPU_CHECK_PYTHON     the python whose torch to build against (default: the first that has torch)
 #   GPU_CHECK_CMAKE_ARGS extra CMake arguments (word-split)
 #   GPU_CHECK_BENCH_CONFIG  bench config (default configs/bench/l4_short_fit.yaml)
+#   GPU_CHECK_FAKE_SLOW  rehearsals only: NAME=SECONDS,... delays those steps (scripts/gpu_check_test.sh)
 #   GPU_CHECK_DATA       dataset yaml for the benches (default: $COCO_ROOT, else the bundle's or the
 #                        shared coco128)
 # Output (at most 8 files, for the device tool): gpu_check.json (summary, with the smoke tests'
@@ -52,7 +62,7 @@ build=${GPU_CHECK_BUILD_DIR:-$ROOT/build-gpu}
 case $build in /*) ;; *) build=$ROOT/$build ;; esac
 out=${out:-$build/gpu-check}
 jobs=${GPU_CHECK_JOBS:-$(nproc)}
-budget=${GPU_CHECK_BUDGET_S:-540}
+budget=${GPU_CHECK_BUDGET_S:-480}
 steps=,${GPU_CHECK_STEPS:-configure,build,smoke,bench},
 work=$build/gpu-check-work
 rm -rf "$work/logs"  # a previous run's logs must not pass for this run's
@@ -63,7 +73,7 @@ mkdir -p "$out" "$work/logs" || exit 2
 say() { printf '[gpu_check %3ds] %s\n' $((SECONDS - T0)) "$*" | tee -a "$work/logs/gpu_check.log" >&2; }
 note() { say "$*"; echo "$*" >> "$work/notes.txt"; }
 remaining() { echo $((budget - (SECONDS - T0))); }
-scaled() { echo $(($1 * budget / 540)); }  # a step's cap, sized for the default 540 s budget
+scaled() { echo $(($1 * budget / 480)); }  # a step's cap, sized for the default 480 s budget
 wants() { case $steps in *,$1,*) return 0 ;; esac; return 1; }
 
 # Loud stop for a missing dependency: what is missing and how the Dockerfile provides it.
@@ -75,7 +85,10 @@ missing() {
 }
 
 # step NAME CAP_SECONDS COMMAND...: runs COMMAND time-boxed (the cap, or what is left of the budget),
-# logs to logs/NAME.log, records status and seconds; returns the command's status.
+# logs to logs/NAME.log, records status and seconds, then publishes (the output folder is current
+# after every step); returns the command's status. The command runs in the background and is
+# waited for, so a TERM/INT reaches the trap at once (bash defers traps during a foreground child).
+step_pid=
 step() {
   local name=$1 cap=$2 left rc start status
   shift 2
@@ -84,12 +97,20 @@ step() {
   if [ "$cap" -lt 5 ]; then
     say "$name: SKIPPED, the ${budget}s budget is spent"
     printf '%s\tskipped\t0\t0\n' "$name" >> "$work/steps.tsv"
+    publish
     return 124
   fi
   say "$name: running (limit ${cap}s): $*"
   start=$SECONDS
-  timeout --kill-after=15 "$cap" "$@" > "$work/logs/$name.log" 2>&1
+  # Rehearsals only: GPU_CHECK_FAKE_SLOW="NAME=SECONDS,..." delays a step's command (the budget test).
+  local delay
+  delay=$(tr ',' '\n' <<< "${GPU_CHECK_FAKE_SLOW:-}" | sed -n "s/^$name=\([0-9]*\)$/\1/p" | head -n1)
+  [ -n "$delay" ] && set -- bash -c 'sleep "$0"; exec "$@"' "$delay" "$@"
+  timeout --kill-after=10 "$cap" "$@" > "$work/logs/$name.log" 2>&1 &
+  step_pid=$!
+  wait "$step_pid"
   rc=$?
+  step_pid=
   case $rc in
     0) status=ok ;;
     124|137) status=timeout ;;
@@ -100,14 +121,38 @@ step() {
   if [ $rc -ne 0 ]; then
     tail -n 40 "$work/logs/$name.log" | sed 's/^/    /' >&2
   fi
+  publish
   return $rc
 }
+
+# A TERM or INT (the device tool's limit, a Ctrl-C): stop the running step, record it, publish what
+# was measured and exit 1.
+on_signal() {
+  trap - TERM INT
+  say "interrupted by a signal: stopping and keeping what was measured"
+  echo "interrupted by a signal after $((SECONDS - T0))s" >> "$work/notes.txt"
+  if [ -n "$step_pid" ]; then
+    kill -TERM "$step_pid" 2>/dev/null
+    wait "$step_pid" 2>/dev/null
+  fi
+  finish 1
+}
+trap on_signal TERM INT
 
 # Writes gpu_check.json and copies the logs to the output folder, then exits.
 finish() {
   local code=$1
   [ "$code" = 0 ] && grep -qP '\t(failed|timeout|skipped)\t' "$work/steps.tsv" && code=1
   [ "$code" = 0 ] && [ "${mode:-}" = cpu ] && [ "${GPU_CHECK_ALLOW_CPU:-0}" != 1 ] && code=3
+  publish "$code"
+  say "results in $out (exit $code)"
+  exit "$code"
+}
+
+# Writes gpu_check.json (exit_code null until the end) and copies the logs to the output folder;
+# called after every step, so the folder always holds what has been measured.
+publish() {
+  local code=${1:-null}
   {
     for f in "$work"/logs/*.log; do
       [ "$(basename "$f")" = gpu_check.log ] && continue
@@ -119,7 +164,7 @@ finish() {
   for l in ctest cuda_smoke; do
     [ -f "$work/logs/$l.log" ] && cp "$work/logs/$l.log" "$out/$l.log"
   done
-  "${PY:-python3}" - "$work" "$out" "$code" "${mode:-unknown}" "$((SECONDS - T0))" "$budget" <<'EOF' || true
+  timeout 30 "${PY:-python3}" - "$work" "$out" "$code" "${mode:-unknown}" "$((SECONDS - T0))" "$budget" <<'EOF' || true
 import json, os, re, subprocess, sys
 work, out, code, mode, seconds, budget = sys.argv[1:7]
 def read(p):
@@ -134,7 +179,7 @@ for line in read(os.path.join(work, "steps.tsv")).splitlines():
         steps.append({"name": "dependency", "status": "missing", "what": f[1], "dockerfile": f[2]})
     else:
         steps.append({"name": f[0], "status": f[1], "rc": int(f[2]), "seconds": int(f[3])})
-summary = {"exit_code": int(code), "mode": mode, "seconds": int(seconds), "budget_s": int(budget),
+summary = {"exit_code": None if code == "null" else int(code), "finished": code != "null", "mode": mode, "seconds": int(seconds), "budget_s": int(budget),
            "steps": steps, "notes": read(os.path.join(work, "notes.txt")).splitlines()}
 env = {}
 for line in read(os.path.join(work, "env.txt")).splitlines():
@@ -203,10 +248,10 @@ if os.path.exists(p):
             for r in json.load(open(p)).get("runs", [])]
     except ValueError as e:
         summary["bench_data"] = {"error": f"{p} is not JSON: {e}"}
-json.dump(summary, open(os.path.join(out, "gpu_check.json"), "w"), indent=2)
+tmp = os.path.join(out, ".gpu_check.json.tmp")
+json.dump(summary, open(tmp, "w"), indent=2)
+os.replace(tmp, os.path.join(out, "gpu_check.json"))
 EOF
-  say "results in $out (exit $code)"
-  exit "$code"
 }
 
 # ---------------------------------------------------------------------------------- preflight ---
@@ -222,7 +267,7 @@ PY=
 torch_info=
 for cand in ${GPU_CHECK_PYTHON:-} "$HOME/.cache/trainer/venv/bin/python" python3 python; do
   command -v "$cand" >/dev/null 2>&1 || continue
-  torch_info=$("$cand" -c '
+  torch_info=$(timeout 60 "$cand" -c '
 import os, torch
 print(torch.utils.cmake_prefix_path, os.path.dirname(os.path.dirname(torch.__file__)), torch.__version__,
       torch.version.cuda or "none", torch.cuda.device_count() if torch.cuda.is_available() else 0)' 2>/dev/null) &&
@@ -231,7 +276,7 @@ done
 [ -n "$PY" ] || missing "Python with torch (LibTorch comes from torch.utils.cmake_prefix_path)" \
                        "pip install torch==2.11.0 into /opt/venv (CUDA 13.0 wheel)"
 read -r torch_cmake torch_site torch_version torch_cuda torch_gpus <<< "$torch_info"
-gpu_name=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -n1)
+gpu_name=$(timeout 20 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -n1)
 
 mode=gpu
 if [ "${torch_gpus:-0}" = 0 ] || [ -z "$gpu_name" ]; then
@@ -259,7 +304,7 @@ bundle_prefix=
 if [ -n "$bundle" ]; then
   if [ -f "$bundle" ]; then
     say "unpacking bundle $bundle"
-    rm -rf "$work/bundle" && mkdir -p "$work/bundle" && tar -C "$work/bundle" -xzf "$bundle" ||
+    rm -rf "$work/bundle" && mkdir -p "$work/bundle" && timeout 120 tar -C "$work/bundle" -xzf "$bundle" ||
       missing "a readable bundle tarball ($bundle)" "scripts/make_gpu_bundle.sh makes it"
     bundle=$work/bundle/trainer-gpu-bundle
   fi
@@ -326,7 +371,7 @@ sed 's/^/  /' "$work/env.txt" >&2
 # ------------------------------------------------------------------------------- build and test ---
 if wants configure; then
   rm -f "$build/CMakeCache.txt"
-  if ! step configure "$(scaled 120)" cmake -S "$ROOT" -B "$build" "${cmake_args[@]}"; then
+  if ! step configure "$(scaled 90)" cmake -S "$ROOT" -B "$build" "${cmake_args[@]}"; then
     # Name the package CMake could not find, and where it comes from.
     pkg=$(grep -oE 'by "[A-Za-z0-9_-]+"|Could NOT find [A-Za-z0-9_]+|needs TurboJPEG and libpng' "$work/logs/configure.log" | head -n1)
     [ -n "$pkg" ] && missing "$pkg (see logs/configure.log)" \
@@ -348,7 +393,7 @@ if wants build; then
   default_targets="trainer test_cuda_smoke"
   wants test && default_targets=
   for t in ${GPU_CHECK_TARGETS-$default_targets}; do target_args+=(--target "$t"); done
-  step build "$(scaled 300)" cmake --build "$build" -j "$jobs" "${target_args[@]}" || finish 1
+  step build "$(scaled 240)" cmake --build "$build" -j "$jobs" "${target_args[@]}" || finish 1
   if [ -n "$bundle_prefix" ]; then
     # Provenance: headers of the bundled libraries read from the system, and libraries loaded from
     # outside the bundle/LibTorch/the base system. Both should be empty.
@@ -367,7 +412,7 @@ if wants smoke; then
   smoke_bin=$build/tests/cuda/test_cuda_smoke
   rm -f "$work/syncs.json"
   if [ -x "$smoke_bin" ]; then
-    step cuda_smoke "$(scaled 120)" env TRAINER_REQUIRE_CUDA="$([ $mode = gpu ] && echo 1 || echo 0)" \
+    step cuda_smoke "$(scaled 60)" env TRAINER_REQUIRE_CUDA="$([ $mode = gpu ] && echo 1 || echo 0)" \
       TRAINER_SYNC_REPORT="$work/syncs.json" "$smoke_bin"
     [ $mode = cpu ] && grep -q 'CUDA SMOKE SKIPPED' "$work/logs/cuda_smoke.log" &&
       note "CUDA smoke tests skipped (no GPU): they ran as on a CPU CI machine"
@@ -403,33 +448,54 @@ if wants bench; then
     rm -f "$json"
     step "$name" "$cap" "$trainer" bench "$@" --json "$json"
   }
+  # The ranked list, most valuable first; each cap is also cut to what is left of the budget.
+  # 1. The L4 protocol's complete interval with its stage breakdown (the JSON is written after the
+  #    timed intervals already, marked partial, in case the breakdown run is cut).
   interval_start=$SECONDS
-  run_bench bench_interval "$(scaled 100)" interval "$config" "${overrides[@]}" "${count_flags[@]}"
+  run_bench bench_interval "$(scaled 75)" interval "$config" "${overrides[@]}" "${count_flags[@]}"
   interval_s=$((SECONDS - interval_start))
-  run_bench bench_interval_cpu_config "$(scaled 70)" interval "$cpu_config" "${cpu_overrides[@]}" \
-    "${count_flags[@]}"
-  # BF16 against fp32 on one batch (which ops CUDA autocast lowers, per-layer errors, the auto
-  # decision); the JSON stays in the work folder, its headline goes to gpu_check.json.
+  # 2. BF16 against fp32 on one batch (which ops CUDA autocast lowers, per-layer errors, the auto
+  #    decision); the JSON stays in the work folder, its headline goes to gpu_check.json.
   rm -f "$work/bench_precision.json"
-  step bench_precision "$(scaled 40)" "$trainer" bench precision "$config" "${overrides[@]}" \
+  step bench_precision "$(scaled 30)" "$trainer" bench precision "$config" "${overrides[@]}" \
     --json "$work/bench_precision.json"
-  # The loader alone on coco128 at 640 (mosaic, batch 16): images/s per worker count and cache
-  # mode, per stage, with peak RSS; the many-core machine shows how it scales past 2 workers.
-  if [ -d "$TRAINER_SHARED_DATA/coco128" ]; then
-    rm -f "$work/bench_data.json"
-    data_workers=$([ $mode = gpu ] && echo 1,2,8,16 || echo 1,2)
-    step bench_data "$(scaled 60)" "$trainer" -q bench data --data "$ROOT/configs/data/coco128.yaml" \
-      --imgsz 640 --batch 16 --epochs 4 --workers "$data_workers" --cache ram,none \
-      --json "$work/bench_data.json"
-  fi
-  # A short fit (one epoch, 2 validation batches) of each optimizer schedule, timed start to exit.
+  # 3. A short fit (one epoch, 2 validation batches) of each optimizer schedule, timed start to
+  #    exit (each finished arm is written at once).
   fit_overrides=()
   # The CPU fallback fits coco8 (4 images): coco128 at 2 images a step outlasts the step's cap.
   [ $mode = cpu ] && [ -d "$TRAINER_SHARED_DATA/coco8" ] && fit_overrides=(data="$ROOT/configs/data/coco8.yaml")
-  run_bench bench_fit "$(scaled 120)" fit "$config" "${overrides[@]}" "${fit_overrides[@]}" epochs=1 val_batches=2 \
+  run_bench bench_fit "$(scaled 60)" fit "$config" "${overrides[@]}" "${fit_overrides[@]}" epochs=1 val_batches=2 \
     --baseline optimizer_impl=scalar --candidate optimizer_impl=padded --pairs 1 --warmup-arms 0
+  # 4. Data-parallel on 2 GPUs (when the machine has 2+): NCCL under torchrun, each rank's complete
+  #    interval at the global batch 8 (4 per GPU) with the gradient all-reduce overlapping
+  #    backward, then trainer's own launcher (device=0,1) through a one-epoch fit. The interval
+  #    JSON goes to the work folder (the output keeps at most 8 files); its headline numbers land
+  #    in gpu_check.json.
+  if [ $mode = gpu ] && [ "${torch_gpus:-0}" -ge 2 ]; then
+    rm -f "$work/bench_interval_ddp2.json"
+    step ddp2_interval "$(scaled 60)" "$PY" -m torch.distributed.run --nproc-per-node 2 --no-python \
+      "$trainer" bench interval "$config" "${overrides[@]/device=0/device=}" batch=8 \
+      --json "$work/bench_interval_ddp2.json"
+    step ddp2_fit "$(scaled 75)" "$trainer" fit "$config" "${overrides[@]/device=0/device=0,1}" batch=8 \
+      epochs=1 val_batches=2 project="$work/ddp2" name=fit exist_ok=true
+  elif [ $mode = gpu ]; then
+    note "one GPU: the 2-GPU data-parallel step is skipped"
+  fi
+  # The rest, only with the time left (a step with under 5 s is recorded as skipped).
+  # 5. The CPU short fit's settings on this device.
+  run_bench bench_interval_cpu_config "$(scaled 45)" interval "$cpu_config" "${cpu_overrides[@]}" \
+    --no-breakdown "${count_flags[@]}"
+  # 6. The loader alone on coco128 at 640 (mosaic, batch 16): images/s per worker count and cache
+  #    mode, per stage, with peak RSS; the many-core machine shows how it scales past 2 workers.
+  if [ -d "$TRAINER_SHARED_DATA/coco128" ]; then
+    rm -f "$work/bench_data.json"
+    data_workers=$([ $mode = gpu ] && echo 1,2,8,16 || echo 1,2)
+    step bench_data "$(scaled 45)" "$trainer" -q bench data --data "$ROOT/configs/data/coco128.yaml" \
+      --imgsz 640 --batch 16 --epochs 2 --workers "$data_workers" --cache ram,none \
+      --json "$work/bench_data.json"
+  fi
+  # 7. One ABBA of the optimizer schedules with what is left (pairs reduced to fit, and said so).
   pairs=${GPU_CHECK_ABBA_PAIRS:-$([ $mode = gpu ] && echo 5 || echo 1)}
-  # One arm costs about one interval run (without its breakdown run); keep the ABBA in the budget.
   fit=$(( ($(remaining) - 15) / (2 * (interval_s > 1 ? interval_s : 1)) ))
   if [ "$fit" -lt "$pairs" ]; then
     [ "$fit" -lt 1 ] && fit=1
@@ -438,22 +504,6 @@ if wants bench; then
   fi
   run_bench bench_abba "$(remaining)" abba "$config" "${overrides[@]}" "${count_flags[@]}" \
     --baseline optimizer_impl=scalar --candidate optimizer_impl=padded --pairs "$pairs"
-fi
-
-# ------------------------------------------------- data-parallel on 2 GPUs (when the machine has 2+) ---
-# NCCL under torchrun: each rank's complete interval at the global batch 8 (4 per GPU) with the
-# gradient all-reduce overlapping backward, then trainer's own launcher (device=0,1) through a
-# one-epoch fit. The interval JSON goes to the work folder (the output keeps at most 8 files); its
-# headline numbers land in gpu_check.json.
-if wants bench && [ $mode = gpu ] && [ "${torch_gpus:-0}" -ge 2 ]; then
-  rm -f "$work/bench_interval_ddp2.json"
-  step ddp2_interval "$(scaled 100)" "$PY" -m torch.distributed.run --nproc-per-node 2 --no-python \
-    "$trainer" bench interval "$config" "${overrides[@]/device=0/device=}" batch=8 \
-    --json "$work/bench_interval_ddp2.json"
-  step ddp2_fit "$(scaled 120)" "$trainer" fit "$config" "${overrides[@]/device=0/device=0,1}" batch=8 \
-    epochs=1 val_batches=2 project="$work/ddp2" name=fit exist_ok=true
-elif wants bench && [ $mode = gpu ]; then
-  note "one GPU: the 2-GPU data-parallel step is skipped"
 fi
 
 # ------------------------------------------------------------------- the whole suite (optional) ---
