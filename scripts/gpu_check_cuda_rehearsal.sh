@@ -32,7 +32,7 @@ GPU_CHECK_ALLOW_CPU=1 GPU_CHECK_CUDA_BUILD=1 GPU_CHECK_STEPS=configure,build \
   "$TRAINER_ROOT/scripts/gpu_check.sh" --bundle "$bundle" >&2
 rc=$?
 set -e
-cuda=$(grep -c '^TRAINER_CUDA:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null || true)
+cuda=$(grep -cE '^TRAINER_CUDA:[A-Z]+=ON' "$build/CMakeCache.txt" 2>/dev/null || true)
 linked=false
 [ -x "$build/app/trainer" ] && [ -x "$build/tests/cuda/test_cuda_smoke" ] && linked=true
 cuda_runtime=false
