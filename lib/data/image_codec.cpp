@@ -61,15 +61,13 @@ cv::Mat decode_image_bgr(const std::vector<uint8_t>& bytes, std::string* error) 
   return {};
 }
 
-namespace {
-std::vector<uint8_t> encode(const std::string& ext, const cv::Mat& image, int quality,
-                            std::string* error) {
+std::vector<uint8_t> encode_image(const std::string& ext, const cv::Mat& image, int quality,
+                                  std::string* error) {
   if (ext == ".jpg" || ext == ".jpeg") return codecs::encode_jpeg(image, quality, error);
   if (ext == ".png") return codecs::encode_png(image, error);
   *error = "only .jpg and .png can be written by this build";
   return {};
 }
-}  // namespace
 
 #else  // TRAINER_IMAGE_CODECS_OPENCV
 
@@ -93,9 +91,8 @@ cv::Mat decode_image_bgr(const std::vector<uint8_t>& bytes, std::string* error) 
   return image;
 }
 
-namespace {
-std::vector<uint8_t> encode(const std::string& ext, const cv::Mat& image, int quality,
-                            std::string* error) {
+std::vector<uint8_t> encode_image(const std::string& ext, const cv::Mat& image, int quality,
+                                  std::string* error) {
   std::vector<uint8_t> out;
   std::vector<int> params;
   if (ext == ".jpg" || ext == ".jpeg") params = {cv::IMWRITE_JPEG_QUALITY, quality};
@@ -107,7 +104,6 @@ std::vector<uint8_t> encode(const std::string& ext, const cv::Mat& image, int qu
   }
   return out;
 }
-}  // namespace
 
 #endif
 
@@ -123,7 +119,7 @@ bool read_file_bytes(const std::filesystem::path& file, std::vector<uint8_t>* by
 
 void write_image(const std::filesystem::path& file, const cv::Mat& image, int jpeg_quality) {
   std::string error;
-  const auto bytes = encode(lower_extension(file), image, jpeg_quality, &error);
+  const auto bytes = encode_image(lower_extension(file), image, jpeg_quality, &error);
   if (bytes.empty()) {
     throw core::InputError(fmt::format("{}: cannot write image: {}", file.string(), error));
   }

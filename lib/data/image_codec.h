@@ -29,6 +29,11 @@ bool read_file_bytes(const std::filesystem::path& file, std::vector<uint8_t>* by
 // Decodes encoded bytes to HxWx3 uint8 BGR; an empty Mat with `error` set when it cannot.
 cv::Mat decode_image_bgr(const std::vector<uint8_t>& bytes, std::string* error);
 
+// Encodes an 8-bit gray or BGR image (PNG also BGRA) in memory as `ext` (".jpg", ".jpeg" with
+// `quality`, ".png"); empty with `error` set when it cannot.
+std::vector<uint8_t> encode_image(const std::string& ext, const cv::Mat& image, int quality,
+                                  std::string* error);
+
 // Encodes an 8-bit gray or BGR image (PNG also BGRA) as JPEG (.jpg/.jpeg, `jpeg_quality`) or PNG
 // (.png) by the file's extension and writes it. Throws core::InputError naming the file on failure.
 void write_image(const std::filesystem::path& file, const cv::Mat& image, int jpeg_quality = 95);

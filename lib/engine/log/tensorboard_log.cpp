@@ -4,9 +4,9 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
-#include <opencv2/imgcodecs.hpp>
 
 #include "core/tensorboard/event_file.h"
+#include "data/image_codec.h"
 
 namespace trainer::engine {
 
@@ -49,9 +49,14 @@ void TensorBoardLog::epoch(const EpochRecord& record, double epoch_seconds) {
 void TensorBoardLog::image(const std::string& tag, const std::filesystem::path& file,
                            int64_t step) {
   if (!writer_) return;
-  const cv::Mat pixels = cv::imread(file.string(), cv::IMREAD_COLOR);
-  std::vector<uchar> png;
-  if (pixels.empty() || !cv::imencode(".png", pixels, png)) {
+  // Through the build's image codecs (data/image_codec.h): the GPU bundle's light build has no
+  // OpenCV imgcodecs.
+  std::vector<uint8_t> bytes, png;
+  std::string error;
+  cv::Mat pixels;
+  if (data::read_file_bytes(file, &bytes)) pixels = data::decode_image_bgr(bytes, &error);
+  if (!pixels.empty()) png = data::encode_image(".png", pixels, 0, &error);
+  if (pixels.empty() || png.empty()) {
     spdlog::warn("TensorBoard: cannot read {}; image left out", file.string());
     return;
   }
