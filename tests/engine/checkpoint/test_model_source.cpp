@@ -25,7 +25,7 @@ std::filesystem::path trained_checkpoint(const std::filesystem::path& project) {
 
 }  // namespace
 
-TEST_CASE("model source: fit reads a .ckpt given as model= once, and starts from its EMA weights") {
+TEST_CASE("model source: fit reads a model= .ckpt once and starts from its EMA (slow)") {
   TempDir dir;
   const auto ckpt_path = trained_checkpoint(dir.path());
   const engine::Checkpoint ckpt = engine::load_checkpoint(ckpt_path);
@@ -57,7 +57,7 @@ TEST_CASE("model source: fit reads a .ckpt given as model= once, and starts from
   CHECK(engine::resolved_task(config, source) == core::Task::kDetect);
 }
 
-TEST_CASE("model source: resolve reads no tensors, pretrained=false and resume read none") {
+TEST_CASE("model source: resolve reads no tensors, pretrained=false and resume read none (slow)") {
   TempDir dir;
   const auto ckpt_path = trained_checkpoint(dir.path());
   core::TrainConfig config = test::tiny_fit_config(dir.path(), "x", 1);
