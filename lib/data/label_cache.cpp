@@ -5,13 +5,13 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
 
 #include "core/atomic_file.h"
+#include "core/byte_stream.h"
 
 namespace fs = std::filesystem;
 
@@ -20,79 +20,9 @@ namespace {
 
 constexpr char kMagic[4] = {'T', 'R', 'L', 'C'};
 
-class Writer {
- public:
-  template <typename T>
-  void pod(const T& v) {
-    out_.append(reinterpret_cast<const char*>(&v), sizeof(T));
-  }
-  void str(const std::string& s) {
-    pod<uint64_t>(s.size());
-    out_ += s;
-  }
-  template <typename T>
-  void vec(const std::vector<T>& v) {
-    pod<uint64_t>(v.size());
-    out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-  }
-  const std::string& bytes() const { return out_; }
-
- private:
-  std::string out_;
-};
-
 // The bytes an item takes at least: its path's length (8), width and height (4 + 4), COCO id (8),
 // and the lengths of classes, boxes, keypoints, polygons, crowd classes and crowd boxes (6 x 8).
 constexpr uint64_t kMinItemBytes = 8 + 4 + 4 + 8 + 6 * 8;
-
-class Reader {
- public:
-  explicit Reader(const std::string& in) : in_(in) {}
-  template <typename T>
-  T pod() {
-    T v{};
-    need(sizeof(T));
-    std::memcpy(&v, in_.data() + pos_, sizeof(T));
-    pos_ += sizeof(T);
-    return v;
-  }
-  std::string str() {
-    const uint64_t n = count(1, "bytes of text");
-    std::string s = in_.substr(pos_, n);
-    pos_ += n;
-    return s;
-  }
-  template <typename T>
-  std::vector<T> vec() {
-    const uint64_t n = count(sizeof(T), "values");
-    std::vector<T> v(n);
-    // An empty vector's data() may be null, and memcpy from or to null is undefined even for 0
-    // bytes (UBSan in the sanitizer build).
-    if (n > 0) std::memcpy(v.data(), in_.data() + pos_, n * sizeof(T));
-    pos_ += n * sizeof(T);
-    return v;
-  }
-  // A count read before anything of that size is allocated: each element takes at least
-  // `min_bytes` of the bytes left, so a larger count is corruption, not a reason to allocate.
-  uint64_t count(uint64_t min_bytes, const char* what) {
-    const uint64_t n = pod<uint64_t>();
-    const uint64_t left = in_.size() - pos_;
-    if (n > left / min_bytes) {
-      throw std::runtime_error(
-          fmt::format("a count of {} {} where the {} bytes left hold at most {}", n, what, left,
-                      left / min_bytes));
-    }
-    return n;
-  }
-  bool done() const { return pos_ == in_.size(); }
-
- private:
-  void need(uint64_t n) {
-    if (n > in_.size() - pos_) throw std::runtime_error("truncated");
-  }
-  const std::string& in_;
-  size_t pos_ = 0;
-};
 
 // parse_label_cache without the catch: nullopt with `reason` set for a corrupt cache, left empty
 // for a stale one. Throws std::runtime_error for a truncation or an impossible count.
@@ -102,7 +32,7 @@ std::optional<CachedSplit> parse_or_explain(const std::string& bytes, uint64_t h
     *reason = text;
     return std::nullopt;
   };
-  Reader r(bytes);
+  core::ByteReader r(bytes);
   for (char c : kMagic) {
     if (r.pod<char>() != c) return corrupt("not a label cache");
   }
@@ -175,7 +105,7 @@ fs::path label_cache_path(const fs::path& preferred, const std::optional<fs::pat
 }
 
 std::string serialize_label_cache(uint64_t hash, const CachedSplit& split) {
-  Writer w;
+  core::ByteWriter w;
   for (char c : kMagic) w.pod(c);
   w.pod<uint32_t>(kLabelCacheVersion);
   w.pod<uint64_t>(hash);
@@ -215,7 +145,7 @@ std::optional<CachedSplit> parse_label_cache(const std::string& bytes, uint64_t 
   std::optional<CachedSplit> split;
   try {
     split = parse_or_explain(bytes, hash, &reason);
-  } catch (const std::exception& e) {  // the Reader's truncation and count errors
+  } catch (const std::exception& e) {  // the ByteReader's truncation and count errors
     reason = e.what();
   }
   if (why) *why = reason;
