@@ -44,6 +44,9 @@ struct Batch {
   // reference's gain (resized height / original height times the letterbox ratio). Training
   // batches only carry the original size (ratio 1, pad 0).
   std::vector<ImageGeometry> geometry;
+  // The batch's place in the epoch: this rank's count of batches before it, or with whole-batch
+  // sharding (LoaderOptions::shard_batches) its index in the single-process plan.
+  int64_t index = 0;
 };
 
 }  // namespace trainer::data

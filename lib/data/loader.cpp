@@ -85,17 +85,24 @@ int64_t Loader::partner_window() const {
                             int64_t(options_.batch) * options_.world_size * 8, 1000});
 }
 
+int64_t Loader::plan_batches() const {
+  return (static_cast<int64_t>(dataset_.items.size()) + options_.batch - 1) / options_.batch;
+}
+
 int64_t Loader::batches_per_epoch() const {
-  const int64_t n = static_cast<int64_t>(local_.empty() ? 0 : local_.size());
-  if (n > 0) return (n + options_.batch - 1) / options_.batch;
+  if (!batch_starts_.empty()) return static_cast<int64_t>(batch_starts_.size()) - 1;
+  const int64_t world = options_.world_size;
+  if (options_.shard_batches) {
+    const int64_t plan = plan_batches();
+    return plan > options_.rank ? (plan - options_.rank + world - 1) / world : 0;
+  }
   const int64_t total = static_cast<int64_t>(dataset_.items.size());
-  const int64_t per_rank = (total + options_.world_size - 1) / options_.world_size;
+  const int64_t per_rank = (total + world - 1) / world;
   return (per_rank + options_.batch - 1) / options_.batch;
 }
 
 int64_t Loader::samples_in_batch(int64_t b) const {
-  const int64_t n = static_cast<int64_t>(local_.size());
-  return std::min<int64_t>(options_.batch, n - b * options_.batch);
+  return batch_starts_[b + 1] - batch_starts_[b];
 }
 
 void Loader::stop_workers() {
@@ -122,9 +129,25 @@ void Loader::start_epoch(int epoch, bool mosaic) {
     }
   }
   const int64_t world = options_.world_size;
-  const int64_t per_rank = (n + world - 1) / world;
-  local_.resize(per_rank);
-  for (int64_t k = 0; k < per_rank; ++k) local_[k] = (options_.rank + k * world) % n;
+  const int64_t batch = options_.batch;
+  local_.clear();
+  batch_starts_.assign(1, 0);
+  batch_ids_.clear();
+  if (options_.shard_batches) {
+    for (int64_t g = options_.rank; g < plan_batches(); g += world) {
+      for (int64_t k = g * batch; k < std::min(n, (g + 1) * batch); ++k) local_.push_back(k);
+      batch_starts_.push_back(static_cast<int64_t>(local_.size()));
+      batch_ids_.push_back(g);
+    }
+  } else {
+    const int64_t per_rank = (n + world - 1) / world;
+    local_.resize(per_rank);
+    for (int64_t k = 0; k < per_rank; ++k) local_[k] = (options_.rank + k * world) % n;
+    for (int64_t start = 0; start < per_rank; start += batch) {
+      batch_starts_.push_back(std::min(per_rank, start + batch));
+      batch_ids_.push_back(static_cast<int64_t>(batch_ids_.size()));
+    }
+  }
   ready_.clear();
   next_claim_ = 0;
   cursor_ = 0;
@@ -294,7 +317,7 @@ Batch Loader::build_batch(int64_t b) const {
   const int imgsz = options_.imgsz;
   std::vector<int64_t> positions(count), indices(count);
   for (int64_t k = 0; k < count; ++k) {
-    positions[k] = local_[b * options_.batch + k];
+    positions[k] = local_[batch_starts_[b] + k];
     indices[k] = permutation_[positions[k]];
   }
   int out_h = imgsz, out_w = imgsz;
@@ -309,6 +332,7 @@ Batch Loader::build_batch(int64_t b) const {
   }
 
   Batch batch;
+  batch.index = batch_ids_[b];
   torch::Tensor buffer = pool_->acquire(count, out_h, out_w);
   std::vector<float> rows;
   std::vector<float> points;   // pose: (x, y, v) per keypoint, normalised, in the rows' order

@@ -12,8 +12,11 @@
 // sorted by aspect ratio and letterboxed to each batch's rect shape (rect_pad 0.5, stride 32);
 // Batch::geometry maps outputs back to original pixels.
 // Sharding: rank r of world_size takes every world_size-th sample of the permutation (padded by
-// wrapping so every rank has the same count). Threads: workers are capped at the cores available,
-// and OpenCV runs single-threaded inside them, so a 2-core machine is not oversubscribed.
+// wrapping so every rank has the same count); with shard_batches (sharded validation) it takes
+// the whole batches r, r + world_size, ... of the single-process plan instead, unpadded, so the
+// ranks' batches together are exactly one process's batches (Batch::index says which). Threads:
+// workers are capped at the cores available, and OpenCV runs single-threaded inside them, so a
+// 2-core machine is not oversubscribed.
 #pragma once
 
 #include <atomic>
@@ -59,6 +62,7 @@ struct LoaderOptions {
   int prefetch = 2;       // batches queued beyond one per worker
   int rank = 0;
   int world_size = 1;
+  bool shard_batches = false;  // whole batches of the one-process plan per rank (see above)
   // Segmentation datasets (outlines): masks at imgsz / mask_ratio, overlapping or one per object
   // (data/instance_masks.h).
   int mask_ratio = 4;
@@ -105,6 +109,7 @@ class Loader {
   void worker_loop();
   void stop_workers();
   int64_t samples_in_batch(int64_t b) const;
+  int64_t plan_batches() const;  // batches of the whole (unsharded) epoch, shard_batches mode
 
   DatasetIndex dataset_;
   LoaderOptions options_;
@@ -117,9 +122,11 @@ class Loader {
   // Epoch state (read-only while workers run).
   int epoch_ = -1;
   bool mosaic_ = true;
-  std::vector<int64_t> permutation_;  // all dataset indices in epoch order
-  std::vector<int64_t> local_;        // positions in permutation_ for this rank
-  std::vector<int64_t> order_;        // dataset order for val (rect-sorted when rect)
+  std::vector<int64_t> permutation_;   // all dataset indices in epoch order
+  std::vector<int64_t> local_;         // positions in permutation_ for this rank
+  std::vector<int64_t> batch_starts_;  // this rank's batch b: local_[starts[b], starts[b + 1])
+  std::vector<int64_t> batch_ids_;     // this rank's batch b in the epoch's plan (Batch::index)
+  std::vector<int64_t> order_;         // dataset order for val (rect-sorted when rect)
 
   std::vector<std::thread> threads_;
   std::mutex mutex_;

@@ -258,6 +258,48 @@ TEST_CASE("loader: sharding gives each rank every world_size-th sample") {
   CHECK(got[1] == std::vector<int64_t>{1, 3, 0});  // padded by wrapping
 }
 
+TEST_CASE("loader: shard_batches gives rank r the whole batches r, r + W, ... of the plan") {
+  TempDir dir;
+  const DatasetIndex index = make_index(dir.path(), 7);  // batches of 2: a plan of 4
+  LoaderOptions o;
+  o.imgsz = 32;
+  o.batch = 2;
+  o.workers = 1;
+  o.augment = false;
+  o.rect = true;  // batch shapes from the batch's own images: a moved image would change them
+  o.show_progress = false;
+  Loader one(index, o);
+  one.start_epoch(0);
+  std::vector<Batch> plan;
+  while (auto b = one.next()) plan.push_back(std::move(*b));
+  REQUIRE(plan.size() == 4);
+  o.shard_batches = true;
+  o.world_size = 3;
+  const std::vector<std::vector<int64_t>> expected_ids = {{0, 3}, {1}, {2}};
+  for (int rank = 0; rank < 3; ++rank) {
+    CAPTURE(rank);
+    o.rank = rank;
+    Loader loader(index, o);
+    CHECK(loader.batches_per_epoch() == static_cast<int64_t>(expected_ids[rank].size()));
+    loader.start_epoch(0);
+    std::vector<int64_t> ids;
+    while (auto b = loader.next()) {
+      ids.push_back(b->index);
+      const Batch& same = plan.at(static_cast<size_t>(b->index));
+      CHECK(b->dataset_indices == same.dataset_indices);  // no padding, nothing moved
+      CHECK(torch::equal(b->images, same.images));
+      CHECK(torch::equal(b->labels, same.labels));
+    }
+    CHECK(ids == expected_ids[rank]);
+  }
+  o.world_size = 5;  // more ranks than batches: the last has none
+  o.rank = 4;
+  Loader idle(index, o);
+  CHECK(idle.batches_per_epoch() == 0);
+  idle.start_epoch(0);
+  CHECK_FALSE(idle.next());
+}
+
 TEST_CASE("loader: a worker's error reaches next() with the file name") {
   // One missing image is replaced (test above); with every image gone nothing can stand in, and
   // the worker's error reaches the caller naming a file and the reason.
