@@ -233,6 +233,41 @@ void ReferenceMetric::merge(const ReferenceMetric& other) {
   num_images_ += other.num_images_;
 }
 
+void ReferenceMetric::take_images(core::ByteWriter& out) {
+  out.pod<int64_t>(num_images_);
+  out.vec(conf_);
+  out.vec(pred_class_);
+  out.vec(correct_);
+  out.vec(gt_per_class_);
+  num_images_ = 0;
+  conf_.clear();
+  pred_class_.clear();
+  correct_.clear();
+  std::fill(gt_per_class_.begin(), gt_per_class_.end(), 0);
+}
+
+void ReferenceMetric::append_taken(core::ByteReader& in) {
+  const auto images = in.pod<int64_t>();
+  const auto conf = in.vec<float>();
+  const auto classes = in.vec<int>();
+  const auto correct = in.vec<ReferenceCorrect>();
+  const auto gt = in.vec<int64_t>();
+  if (gt.size() != gt_per_class_.size() || classes.size() != conf.size() ||
+      correct.size() != conf.size() || images < 0) {
+    throw std::runtime_error(
+        "ReferenceMetric: taken images of another number of classes, or inconsistent lengths");
+  }
+  for (int c : classes) {
+    if (c < 0 || c >= num_classes_)
+      throw std::runtime_error("ReferenceMetric: a class out of range");
+  }
+  num_images_ += images;
+  conf_.insert(conf_.end(), conf.begin(), conf.end());
+  pred_class_.insert(pred_class_.end(), classes.begin(), classes.end());
+  correct_.insert(correct_.end(), correct.begin(), correct.end());
+  for (size_t c = 0; c < gt.size(); ++c) gt_per_class_[c] += gt[c];
+}
+
 ReferenceMetric::Result ReferenceMetric::compute() const {
   Result result;
   result.num_images = num_images_;

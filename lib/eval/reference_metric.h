@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/byte_stream.h"
+
 namespace trainer::eval {
 
 constexpr int kReferenceNumIou = 10;
@@ -64,6 +66,13 @@ class ReferenceMetric {
 
   // Adds another metric's images (e.g. from another rank or worker).
   void merge(const ReferenceMetric& other);
+
+  // Writes the images added so far (bit-exact) and removes them: what a rank of a sharded
+  // validation sends rank 0 for each batch. append_taken() adds such bytes as if add_image had
+  // been called again for the same images in the same order. Throws std::runtime_error for bytes
+  // of another number of classes or inconsistent lengths (and the reader's truncation errors).
+  void take_images(core::ByteWriter& out);
+  void append_taken(core::ByteReader& in);
 
   struct PerClass {
     int class_id = 0;

@@ -145,6 +145,52 @@ TEST_CASE("max_det keeps the highest scores, merge adds images, bad input throws
   CHECK_THROWS_AS(ReferenceMetric(0), std::invalid_argument);
 }
 
+TEST_CASE("taken images added back in order give the same metric, bit for bit") {
+  // Three images with near-equal scores across images (the stable sort keeps the order added).
+  const auto add = [](ReferenceMetric& m, int image) {
+    const float s = 0.5f;
+    if (image == 0)
+      m.add_image({{0, 0, 10, 10}, {20, 20, 30, 30}}, {s, 0.7f}, {0, 1}, {{0, 0, 10, 10}}, {0});
+    if (image == 1) m.add_image({{0, 0, 9, 10}}, {s}, {0}, {{0, 0, 10, 10}, {5, 5, 9, 9}}, {0, 1});
+    if (image == 2)
+      m.add_image({{40, 40, 50, 50}, {5, 5, 9, 9}}, {s, s}, {1, 1}, {{5, 5, 9, 9}}, {1});
+  };
+  ReferenceMetric whole(2);
+  for (int i = 0; i < 3; ++i) add(whole, i);
+  // Image by image into bytes (as the ranks send them), then back in the original order.
+  ReferenceMetric sender(2);
+  std::vector<std::string> parts;
+  for (int i = 0; i < 3; ++i) {
+    add(sender, i);
+    trainer::core::ByteWriter out;
+    sender.take_images(out);
+    parts.push_back(out.take());
+  }
+  CHECK(sender.compute().num_images == 0);  // taken: nothing left
+  ReferenceMetric merged(2);
+  for (const auto& bytes : parts) {
+    trainer::core::ByteReader in(bytes);
+    merged.append_taken(in);
+    CHECK(in.done());
+  }
+  const auto a = merged.compute(), b = whole.compute();
+  CHECK(a.num_images == 3);
+  CHECK(a.num_pred == b.num_pred);
+  CHECK(a.num_gt == b.num_gt);
+  CHECK(a.map50 == b.map50);
+  CHECK(a.map50_95 == b.map50_95);
+  CHECK(a.precision == b.precision);
+  CHECK(a.recall == b.recall);
+  CHECK(a.map50 > 0.0);
+  // Bytes of another class count, or cut short, are refused.
+  ReferenceMetric three(3);
+  trainer::core::ByteReader wrong(parts[0]);
+  CHECK_THROWS_AS(three.append_taken(wrong), std::runtime_error);
+  const std::string cut = parts[0].substr(0, parts[0].size() - 3);
+  trainer::core::ByteReader shortened(cut);
+  CHECK_THROWS_AS(merged.append_taken(shortened), std::runtime_error);
+}
+
 TEST_CASE("no ground truth at all: zeros") {
   ReferenceMetric metric(2);
   metric.add_image({{0, 0, 1, 1}}, {0.5f}, {1}, {}, {});
