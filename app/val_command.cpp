@@ -1,7 +1,11 @@
 // `trainer val CONFIG weights=PATH [key=value ...]`: scores weights on the validation split with
-// both metrics, prints speed, and writes predictions.json (COCO results form).
+// both metrics, prints speed, and writes predictions.json (COCO results form). Under torchrun
+// (WORLD_SIZE > 1), or with a device list (device=0,1 or cpu,cpu: one rank per device started
+// here), the ranks score the batches in turn and rank 0 prints and writes what one process would
+// (engine/validation_shards.h).
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -10,14 +14,17 @@
 #include "app/config_args.h"
 #include "app/usage.h"
 #include "core/config_loader.h"
+#include "core/device_spelling.h"
 #include "core/error.h"
 #include "core/run_dir.h"
 #include "data/dataset.h"
 #include "data/dataset_yaml.h"
+#include "distributed/local_launcher.h"
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/checkpoint/model_source.h"
 #include "engine/device/device.h"
 #include "engine/device/memory_format.h"
+#include "engine/device/rank_setup.h"
 #include "engine/run_dataset.h"
 #include "engine/task/task_definition.h"
 #include "engine/validator.h"
@@ -98,6 +105,15 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
             const auto [file, overrides] = split_config_args(args);
             auto config = core::load_config(file, overrides).config;
             require_weights_and_dataset(config, weights);
+            const auto devices = core::split_device_list(config.run.device);
+            if (devices.size() > 1 && !engine::read_launch_env().distributed()) {
+              return distributed::launch_local_ranks(distributed::own_command_line(),
+                                                     static_cast<int>(devices.size()));
+            }
+            const engine::RankSetup ranks = engine::join_ranks(config);
+            config.run.device =
+                engine::device_for_rank(config.run.device, ranks.env.local_rank,
+                                        ranks.group ? ranks.env.local_world_size : 1);
             if (config.run.name == "train") config.run.name = "val";
             use_reference_architecture(weights, config);
             config.run.task = engine::resolved_task(config);  // model=best.pt: the task it was for
@@ -132,8 +148,13 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
             model::keep_decoded_branch(*fused, vo.predict.use_one2many);
             model = nullptr;  // only the fused copy stays in memory
             engine::apply_memory_format(*fused, engine::model_memory_format(config, device));
-            engine::Validator validator(val_set, spec, config, device, /*standalone=*/true);
+            engine::Validator validator(val_set, spec, config, device, /*standalone=*/true,
+                                        ranks.group);
+            const auto started = std::chrono::steady_clock::now();
             const auto result = validator.run(*fused, nullptr, vo);
+            const double wall_s =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+            if (!result.scored) return 0;  // another rank's share: rank 0 reports
             const auto run_dir = core::create_run_dir(config.run);
             task->write_predictions(result, spec.names, run_dir / "predictions.json");
             std::cout << task->validation_table(result, spec.names, opts->per_class);
@@ -144,6 +165,8 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
                 "image ({} images, {})\n",
                 result.preprocess_ms, result.inference_ms, result.postprocess_ms, result.images,
                 device.str());
+            std::cout << fmt::format("Validation: {:.2f} s wall on {} rank(s)\n", wall_s,
+                                     ranks.group ? ranks.group->size() : 1);
             std::cout << "predictions: " << (run_dir / "predictions.json").string() << "\n";
             return 0;
           }};

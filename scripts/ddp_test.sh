@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Data-parallel training end to end on the CPU (Gloo on loopback), the way users launch it:
 #   1. torchrun --nproc-per-node 2 --no-python trainer fit ... device=cpu: trains (the loss falls
-#      over the epochs and ends where the same fit in one process ends), validates on rank 0,
+#      over the epochs and ends where the same fit in one process ends), validates sharded,
 #      writes one run folder;
 #   2. a rank killed with kill -9 mid-run (ranks started by hand with torchrun's variables): the
 #      other rank stops by itself with an error naming it, well within dist_timeout, exits
 #      non-zero, and every checkpoint on disk still loads (none torn); a rank that hangs (SIGSTOP)
 #      fails the other after dist_timeout;
 #   3. that run resumed under torchrun with 2 ranks runs to its last epoch, ending bit-identical to
-#      the same run uninterrupted; its last.pt scores in a single process (trainer val);
+#      the same run uninterrupted (validation sharded over both ranks every epoch); its last.pt
+#      scores in a single process (trainer val), and on 2 ranks with the same predictions.json;
 #      A NaN loss on one rank rolls the epoch back on every rank.
 #   4. trainer's own launcher (device=cpu,cpu, with sync_bn; a rank killed under it; Ctrl-C) and 2
 #      "nodes" on loopback (two torchrun
@@ -148,9 +149,18 @@ resume_equal=$("$python" "$TRAINER_ROOT/scripts/checkpoints.py" equal "$work/uni
   "$work/killed")
 check "resumed on the same 2 ranks = uninterrupted, bit for bit (model, EMA, optimizer)" \
   test "$resume_equal" = true
+score=(weights="$work/killed/weights/last.pt" model=yolo26t data="$work/data/synthetic.yaml"
+       imgsz=96 batch=2 conf=0.0001 project="$work")
 check "its checkpoint scores in a single process" \
-  "$trainer" val weights="$work/killed/weights/last.pt" model=yolo26t data="$work/data/synthetic.yaml" imgsz=96 \
-  device=cpu
+  "$trainer" val "${score[@]}" device=cpu name=val_single >"$work/val_single.log" 2>&1
+# Sharded `trainer val`: 2 ranks (trainer's own launcher) score 4 batches in turn; rank 0 writes
+# exactly the single process's predictions.json and metrics.
+"$trainer" val "${score[@]}" device=cpu,cpu name=val_sharded >"$work/val_sharded.log" 2>&1 \
+  || cat "$work/val_sharded.log" >&2
+check "trainer val on 2 ranks writes the single process's predictions.json, byte for byte" \
+  cmp -s "$work/val_single/predictions.json" "$work/val_sharded/predictions.json"
+check "... and prints its metrics" bash -c "diff <(grep -E '^ +all ' '$work/val_single.log') \
+  <(grep -E '^ +all ' '$work/val_sharded.log') && grep -qE '^ +all ' '$work/val_single.log'"
 
 # --- 4. trainer's own launcher, then two "nodes" on loopback
 "$trainer" fit "${common[@]}" epochs=2 name=launcher device=cpu,cpu sync_bn=true \

@@ -273,11 +273,31 @@ std::string Group::broadcast_text(const std::string& text, int root) {
   return std::string(p, p + n);
 }
 
+std::vector<std::string> Group::all_gather_text(const std::string& text) {
+  std::vector<std::string> all;
+  for (int root = 0; root < impl_->size; ++root) {
+    all.push_back(broadcast_text(root == impl_->rank ? text : std::string(), root));
+  }
+  return all;
+}
+
 void Group::all_reduce_sum(at::Tensor& tensor) {
   guarded(*impl_, "all-reduce", [&] {
     std::vector<at::Tensor> t{tensor};
     impl_->group->allreduce(t)->wait(impl_->timeout);
   });
+}
+
+void run_local_rank_zero_first(Group* group, bool first, const std::function<void()>& work) {
+  if (group && !first) group->barrier();
+  std::exception_ptr failure;  // the first passes the barrier even when it fails
+  try {
+    work();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  if (group && first) group->barrier();
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace trainer::distributed

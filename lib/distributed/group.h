@@ -9,6 +9,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,6 +71,9 @@ class Group {
   int64_t broadcast_value(int64_t value, int root = 0);
   double broadcast_value(double value, int root = 0);
   std::string broadcast_text(const std::string& text, int root = 0);
+  // Every rank's `text`, by rank, on every rank (one broadcast per rank: for results of a few
+  // megabytes, such as a sharded validation's statistics and detections, not for tensors).
+  std::vector<std::string> all_gather_text(const std::string& text);
   // Elementwise sum over ranks, in place.
   void all_reduce_sum(at::Tensor& tensor);
 
@@ -80,5 +84,11 @@ class Group {
   explicit Group(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// Runs `work` on the local rank 0 (`first`) before the other ranks of `group` (null: just runs
+// it), the reference's torch_distributed_zero_first: for files the first one writes and the others
+// then read (label caches, disk image caches). Every rank passes one barrier, the first one even
+// when its work throws; the exception is rethrown after it.
+void run_local_rank_zero_first(Group* group, bool first, const std::function<void()>& work);
 
 }  // namespace trainer::distributed

@@ -15,11 +15,11 @@
 // - What depends on the task (loss items, metrics, fitness, previews) is asked of the run's
 //   TaskDefinition (engine/task/task_definition.h).
 // - Data-parallel (several ranks): every rank trains its shard with gradients averaged in backward
-//   (TrainingContext::reducer); rank 0 alone validates (the others wait; the reference shards
-//   validation over the ranks), logs, and writes results and checkpoints: no other rank writes
-//   anything in the run folder (which need not exist on their machines). Decisions that end or
-//   repeat an epoch (non-finite rollback, `time`, early stopping) are agreed through the group so
-//   that no rank waits for a peer that has stopped.
+//   (TrainingContext::reducer); every rank validates its share of the val batches and rank 0
+//   gathers them into the metrics one process would have (engine/validation_shards.h), logs, and
+//   writes results and checkpoints: no other rank writes anything in the run folder (which need not
+//   exist on their machines). Decisions that end or repeat an epoch (non-finite rollback, `time`,
+//   early stopping) are agreed through the group so that no rank waits for a peer that has stopped.
 #include "engine/trainer.h"
 
 #include <fmt/format.h>
@@ -238,7 +238,7 @@ int64_t FitRun::build_training() {
   context_options.local_rank = options_.local_rank;
   context_options.group = group_;
   context_options.show_progress = options_.interactive && main_rank_;
-  context_options.need_val = main_rank_;
+  context_options.need_val = true;  // every rank validates its share
   ctx_.emplace(build_training_context(config_, std::move(*source_), context_options));
   source_.reset();
   TrainingContext& ctx = *ctx_;
@@ -249,11 +249,19 @@ int64_t FitRun::build_training() {
     if (main_rank_) core::write_config_yaml(recorded_, result_.run_dir / "args.yaml");
   }
   if (folder_.resume) keep_checkpoint_precision(ctx, *folder_.resume);
-  // Rank 0 validates with the per-rank batch (the reference's val batch is 2 x batch / world).
+  // Validation batches of 2 x the per-rank batch (the reference's), sharded over the ranks; with
+  // cache: disk local rank 0 first, since the first to build the val images' cache writes it.
   core::TrainConfig val_config = config_;
   val_config.data.batch = config_.data.batch / ctx.world_size();
-  if (main_rank_)
-    validator_.emplace(ctx.inputs.val_set, ctx.inputs.dataset, val_config, ctx.device);
+  const auto make_validator = [&] {
+    validator_.emplace(ctx.inputs.val_set, ctx.inputs.dataset, val_config, ctx.device, false,
+                       group_);
+  };
+  if (config_.data.cache == core::CacheMode::kDisk) {
+    distributed::run_local_rank_zero_first(group_.get(), options_.local_rank == 0, make_validator);
+  } else {
+    make_validator();
+  }
   eval_model_ = ctx.task->build_model(ctx.architecture, ctx.inputs.dataset);
   eval_model_->to(ctx.device);
   apply_memory_format(*eval_model_, model_memory_format(config_, ctx.device));
@@ -338,6 +346,9 @@ std::optional<ValidationResult> FitRun::validate_ema(bool final_epoch) {
   TrainingContext& ctx = *ctx_;
   ctx.optimization.ema->copy_to(eval_state_);
   if (!validator_ || !(config_.run.val || final_epoch)) return std::nullopt;
+  // Every rank validates rank 0's EMA, as the reference broadcasts the EMA buffers first: the
+  // parameters agree, the BatchNorm statistics are per rank (broadcast_buffers=False).
+  if (group_) group_->broadcast(eval_model_->buffers(), 0);
   auto vo = ValidationOptions::from_config(config_);
   vo.bf16 = ctx.bf16();  // the run's precision, `auto` resolved
   vo.keep_detections = config_.run.save_json && final_epoch;
@@ -346,6 +357,7 @@ std::optional<ValidationResult> FitRun::validate_ema(bool final_epoch) {
   auto fused = model::fused_copy(*eval_model_);
   apply_memory_format(*fused, model_memory_format(config_, ctx.device));
   std::optional<ValidationResult> val = validator_->run(*fused, ctx.net.criterion.get(), vo);
+  if (!val->scored) return std::nullopt;  // another rank's share: rank 0 has the metrics
   spdlog::info("validation (EMA weights, {} images):\n{}", val->images,
                ctx.task->validation_table(*val, ctx.inputs.dataset.names,
                                           options_.per_class && final_epoch));

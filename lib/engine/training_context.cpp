@@ -169,10 +169,7 @@ RunInputs load_inputs(const core::TrainConfig& config, const data::DatasetSpec& 
   const int rank = group ? group->rank() : options.rank;
   const int world_size = group ? group->size() : options.world_size;
   RunInputs inputs;
-  const bool first = options.local_rank == 0;
-  if (group && !first) group->barrier();
-  std::exception_ptr failure;  // local rank 0 passes the barrier even when it fails
-  try {
+  distributed::run_local_rank_zero_first(group, options.local_rank == 0, [&] {
     inputs.train_set = std::make_shared<data::DatasetIndex>(
         load_run_split(config, yaml_spec, data::Split::kTrain));
     if (options.need_val) {
@@ -185,11 +182,7 @@ RunInputs load_inputs(const core::TrainConfig& config, const data::DatasetSpec& 
       inputs.train_loader =
           make_train_loader(*inputs.train_set, config, rank, world_size, options.show_progress);
     }
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  if (group && first) group->barrier();
-  if (failure) std::rethrow_exception(failure);
+  });
   inputs.dataset = run_dataset_spec(config, yaml_spec);
   if (!inputs.train_loader) {
     inputs.train_loader =

@@ -30,6 +30,9 @@ struct ValidationResult {
   int64_t images = 0;
   double preprocess_ms = 0, inference_ms = 0, postprocess_ms = 0;  // per image
   std::vector<eval::Detection> detections;  // when keep_detections (COCO results form)
+  // False on the ranks other than 0 of a sharded validation: no metrics there, `images` and the
+  // times are that rank's share.
+  bool scored = true;
 };
 
 }  // namespace trainer::engine

@@ -8,9 +8,11 @@
 
 #include "core/autocast_guard.h"
 #include "data/loader_options.h"
+#include "distributed/group.h"
 #include "engine/device/device.h"
 #include "engine/device/memory_format.h"
 #include "engine/task/task_definition.h"
+#include "engine/validation_shards.h"
 #include "model/detection_rows.h"
 
 namespace trainer::engine {
@@ -66,16 +68,24 @@ model::DetectOutput forward_in_chunks(model::YoloModelImpl& model, const at::Ten
 
 Validator::Validator(std::shared_ptr<const data::DatasetIndex> val_set,
                      const data::DatasetSpec& spec, const core::TrainConfig& config,
-                     c10::Device device, bool standalone)
+                     c10::Device device, bool standalone, std::shared_ptr<distributed::Group> group)
     : val_set_(std::move(val_set)),
       spec_(spec),
       config_(config),
       device_(device),
-      truth_(build_validation_truth(*val_set_, spec, config)) {
+      truth_(build_validation_truth(*val_set_, spec, config)),
+      group_(group && group->size() > 1 ? std::move(group) : nullptr) {
   auto options = data::val_loader_options(config, standalone);
   options.show_progress = false;
+  if (group_) {
+    options.rank = group_->rank();
+    options.world_size = group_->size();
+    options.shard_batches = true;
+  }
   loader_ = std::make_unique<data::Loader>(*val_set_, options);
 }
+
+Validator::~Validator() = default;
 
 ValidationOptions ValidationOptions::from_config(const core::TrainConfig& config) {
   ValidationOptions o;
@@ -111,11 +121,13 @@ ValidationResult Validator::run(model::YoloModelImpl& model, loss::YoloLoss* cri
   std::set<int64_t> seen_images;
   at::Tensor loss_sum;  // sized by the criterion's first items
   int64_t loss_batches = 0;
+  ValidationShards shards;  // sharded: what each batch added, for rank 0
   loader_->start_epoch(0, /*mosaic=*/false);
-  int64_t batch_index = 0;
   while (auto batch = loader_->next()) {
-    if (options.max_batches > 0 && batch_index >= options.max_batches) break;
-    ++batch_index;
+    if (options.max_batches > 0 && batch->index >= options.max_batches) break;
+    const size_t first_detection = detections.size();
+    std::vector<int64_t> batch_images;
+    at::Tensor batch_items;
     auto t0 = Clock::now();
     auto images = data::images_to_device(batch->images, device_, torch::kFloat,
                                          model_memory_format(config_, device_));
@@ -140,9 +152,13 @@ ValidationResult Validator::run(model::YoloModelImpl& model, loss::YoloLoss* cri
                        images.size(0))
               .items.detach()
               .to(torch::kFloat);
-      if (!loss_sum.defined()) loss_sum = torch::zeros_like(items);
-      loss_sum += items;
-      ++loss_batches;
+      if (group_) {
+        batch_items = items;
+      } else {
+        if (!loss_sum.defined()) loss_sum = torch::zeros_like(items);
+        loss_sum += items;
+        ++loss_batches;
+      }
     }
     const std::vector<at::Tensor> per_image = model.postprocess(raw, options.predict);
     scorer->begin_batch({*batch, raw, images.size(2), images.size(3), device_});
@@ -156,7 +172,8 @@ ValidationResult Validator::run(model::YoloModelImpl& model, loss::YoloLoss* cri
       const model::HostRows rows{r, n, layout};
       r += layout.width() * n;
       const int64_t index = batch->dataset_indices[b];
-      if (!seen_images.insert(index).second) continue;  // padding repeats (sharded val)
+      if (!seen_images.insert(index).second) continue;  // an image twice in a batch: once
+      batch_images.push_back(index);
       eval::Detection entry;
       entry.image_id = truth_.image_ids.at(static_cast<size_t>(index));
       entry.file_name = val_set_->items[static_cast<size_t>(index)].image.filename().string();
@@ -164,6 +181,35 @@ ValidationResult Validator::run(model::YoloModelImpl& model, loss::YoloLoss* cri
                         detections);
     }
     result.postprocess_ms += elapsed_ms(t0);
+    if (group_) {
+      shards.add_batch(batch->index, *scorer, detections, first_detection, std::move(batch_images),
+                       batch_items);
+    }
+  }
+  if (group_) {
+    // Every rank's batches onto rank 0's scorer in the one-process order; the loss summed as one
+    // process sums it (float, batch by batch).
+    const int64_t own_images = static_cast<int64_t>(seen_images.size());
+    shards.set_times(result.preprocess_ms, result.inference_ms, result.postprocess_ms);
+    const MergedShards merged = shards.merge(*group_, *scorer, detections, seen_images);
+    if (group_->rank() != 0) {
+      result.scored = false;
+      result.images = own_images;
+      if (own_images > 0) {
+        result.preprocess_ms /= own_images;
+        result.inference_ms /= own_images;
+        result.postprocess_ms /= own_images;
+      }
+      return result;
+    }
+    result.preprocess_ms = merged.preprocess_ms;
+    result.inference_ms = merged.inference_ms;
+    result.postprocess_ms = merged.postprocess_ms;
+    for (const at::Tensor& items : merged.loss_items) {
+      if (!loss_sum.defined()) loss_sum = torch::zeros_like(items);
+      loss_sum += items;
+      ++loss_batches;
+    }
   }
   result.images = static_cast<int64_t>(seen_images.size());
   if (result.images > 0) {

@@ -22,6 +22,10 @@
 #include "loss/yolo_loss.h"
 #include "model/yolo_model.h"
 
+namespace trainer::distributed {
+class Group;
+}
+
 namespace trainer::engine {
 
 // The OBB validation's confidence threshold when `conf` is left at its default (the reference's).
@@ -47,11 +51,17 @@ struct ValidationOptions {
 class Validator {
  public:
   // `standalone`: `trainer val` (batches of `batch`); otherwise the fit loop's (2 x batch).
+  // `group` (of more than one rank): a sharded validation, every rank of the group constructing
+  // its validator the same way on its own device (engine/validation_shards.h).
   Validator(std::shared_ptr<const data::DatasetIndex> val_set, const data::DatasetSpec& spec,
-            const core::TrainConfig& config, c10::Device device, bool standalone = false);
+            const core::TrainConfig& config, c10::Device device, bool standalone = false,
+            std::shared_ptr<distributed::Group> group = nullptr);
+  ~Validator();
 
   // Scores `model` (switched to eval mode for the call, its mode restored) with its task's scorer.
-  // `criterion` (optional) gives the val loss.
+  // `criterion` (optional) gives the val loss. Sharded: every rank of the group calls it; rank 0
+  // returns what one process would have (equal bit for bit), the others only their share's
+  // `images` and times, with `scored` false.
   ValidationResult run(model::YoloModelImpl& model, loss::YoloLoss* criterion,
                        const ValidationOptions& options);
 
@@ -68,6 +78,7 @@ class Validator {
   c10::Device device_;
   std::unique_ptr<data::Loader> loader_;
   ValidationTruth truth_;
+  std::shared_ptr<distributed::Group> group_;  // null or one rank: not sharded
 };
 
 }  // namespace trainer::engine

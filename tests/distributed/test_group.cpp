@@ -68,6 +68,20 @@ TEST_CASE("group: broadcasts give rank 0's values (tensors, numbers, text)") {
   CHECK(torch::equal(tensors[1], expected));
 }
 
+TEST_CASE("group: all_gather_text gives every rank each rank's text, by rank") {
+  std::mutex m;
+  std::vector<std::vector<std::string>> got(3);
+  run_ranks("gather", 3, [&](int rank, Group& g) {
+    // Rank 1 sends nothing, rank 2 bytes with a NUL inside.
+    const std::string mine = rank == 0 ? "zero" : rank == 1 ? "" : std::string("t\0wo", 4);
+    auto all = g.all_gather_text(mine);
+    std::lock_guard<std::mutex> lock(m);
+    got[static_cast<size_t>(rank)] = std::move(all);
+  });
+  const std::vector<std::string> expected = {"zero", "", std::string("t\0wo", 4)};
+  for (const auto& g : got) CHECK(g == expected);
+}
+
 TEST_CASE("group: all_reduce_sum adds the ranks' tensors") {
   std::mutex m;
   std::vector<at::Tensor> out(2);

@@ -33,6 +33,7 @@ class BoxScorer : public TaskScorer {
   const LetterboxedTruth& truth(int64_t position) const { return truth_.at(position); }
   std::vector<float> scores(const model::HostRows& rows) const;
   std::vector<int> classes(const model::HostRows& rows) const;
+  std::vector<eval::ReferenceMetric*> metrics() override { return {&metric_}; }
 
   const ScorerSetup setup_;
   eval::ReferenceMetric metric_;

@@ -20,6 +20,7 @@ class PoseScorer : public BoxScorer {
 
  protected:
   std::vector<LetterboxedTruth> batch_truth(const ScoredBatch& batch) const override;
+  std::vector<eval::ReferenceMetric*> metrics() override { return {&metric_, &pose_metric_}; }
 
  private:
   std::vector<double> sigmas_;  // the OKS sigmas (the dataset's, COCO's or 1/K)

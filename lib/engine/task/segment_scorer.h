@@ -19,6 +19,9 @@ class SegmentScorer : public BoxScorer {
   void finish(const data::CocoFile* coco_truth, const std::vector<eval::Detection>& detections,
               ValidationResult& result) override;
 
+ protected:
+  std::vector<eval::ReferenceMetric*> metrics() override { return {&metric_, &mask_metric_}; }
+
  private:
   eval::ReferenceMetric mask_metric_;
   at::Tensor protos_;       // the batch's prototypes (B, nm, mh, mw)

@@ -12,11 +12,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/byte_stream.h"
 #include "data/batch.h"
 #include "data/coco_json.h"
 #include "data/dataset_yaml.h"
 #include "engine/validation_result.h"
 #include "eval/coco_results.h"
+#include "eval/reference_metric.h"
 #include "model/detect_output.h"
 #include "model/detection_rows.h"
 
@@ -63,6 +65,17 @@ class TaskScorer {
   // when the COCO protocol is not asked for.
   virtual void finish(const data::CocoFile* coco_truth,
                       const std::vector<eval::Detection>& detections, ValidationResult& result) = 0;
+
+  // Sharded validation: writes the statistics of the images added since the last call (bit-exact)
+  // and removes them from this scorer; append_state adds such bytes, from any rank, as if those
+  // images had been added here in that order. Throws std::runtime_error on bytes that do not hold
+  // this scorer's statistics.
+  void take_state(core::ByteWriter& out);
+  void append_state(core::ByteReader& in);
+
+ protected:
+  // Every metric the scorer accumulates into, in a fixed order (its whole state between batches).
+  virtual std::vector<eval::ReferenceMetric*> metrics() = 0;
 };
 
 }  // namespace trainer::engine
