@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Data-parallel training end to end on the CPU (Gloo on loopback), the way users launch it:
 #   1. torchrun --nproc-per-node 2 --no-python trainer fit ... device=cpu: trains (the loss falls
-#      over the epochs and ends where the same fit in one process ends), validates sharded,
-#      writes one run folder;
+#      over the epochs and ends where the same fit in one process ends), decides unused-parameter
+#      detection off without c10d's warning, writes one run folder;
 #   2. a rank killed with kill -9 mid-run (ranks started by hand with torchrun's variables): the
 #      other rank stops by itself with an error naming it, well within dist_timeout, exits
 #      non-zero, and every checkpoint on disk still loads (none torn); a rank that hangs (SIGSTOP)
@@ -56,6 +56,10 @@ check "torchrun fit completes with 30 results rows" \
   test "$(tail -n +2 "$work/torchrun/results.csv" 2>/dev/null | grep -c .)" = 30
 check "the run says it is data-parallel on 2 gloo ranks" \
   grep -q "data-parallel: 2 ranks (gloo), batch 4 per rank" "$work/torchrun.log"
+check "unused-parameter detection decided off once (every parameter gets a gradient)" \
+  grep -q "every trainable parameter gets a gradient: unused-parameter detection off" "$work/torchrun.log"
+check "... so no c10d warning about find_unused_parameters" \
+  bash -c "! grep -q 'find_unused_parameters=True' '$work/torchrun.log'"
 check "rank 0 prints the final mAP" grep -q "final (EMA) mAP50-95" "$work/torchrun.log"
 check "one run folder (the other rank writes nothing)" test ! -e "$work/torchrun2"
 # The summed training loss, mean of the first and of the last 5 epochs, for both runs.

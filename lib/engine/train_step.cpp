@@ -25,6 +25,9 @@ void TrainStep::reset_epoch() {
   loss_sum_ = torch::zeros({static_cast<int64_t>(ctx_.net.columns.loss_names.size())}, options);
   non_finite_ = torch::zeros({}, options.dtype(torch::kBool));
   batches_ = 0;
+  // A new phase (close_mosaic, the loss weights' update): whether any parameter goes without a
+  // gradient is decided again at the first backward.
+  if (ctx_.net.reducer) ctx_.net.reducer->recheck();
 }
 
 void TrainStep::apply_schedule(int64_t ni) {

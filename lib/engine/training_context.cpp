@@ -252,8 +252,16 @@ void prepare_parameters(TrainingContext& ctx) {
     trainable_names.push_back(p.key());
   }
   if (ctx.group && world_size > 1) {
-    net.reducer =
-        std::make_unique<distributed::GradientReducer>(*ctx.group, net.trainable, trainable_names);
+    distributed::ReducerOptions reducer_options;
+    if (!ctx.task->loss_reaches_every_parameter()) {
+      reducer_options.unused = distributed::UnusedParameters::kDetect;
+      spdlog::info(
+          "data-parallel: unused-parameter detection every step (a {} batch without "
+          "objects leaves some parameters without a gradient)",
+          core::task_name(ctx.task->task()));
+    }
+    net.reducer = std::make_unique<distributed::GradientReducer>(*ctx.group, net.trainable,
+                                                                 trainable_names, reducer_options);
     spdlog::info("data-parallel: {} ranks ({}), batch {} per rank, {} gradient buckets", world_size,
                  distributed::backend_name(ctx.group->backend()), config.data.batch / world_size,
                  net.reducer->buckets());

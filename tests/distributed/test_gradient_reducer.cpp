@@ -27,11 +27,16 @@ trainer::model::YoloModel make_model(uint64_t seed) {
   return m;
 }
 
-// A per-image additive loss on the one-to-many outputs only.
-at::Tensor image_sum_loss(trainer::model::YoloModelImpl& model, const at::Tensor& images) {
+// A per-image additive loss on the one-to-many outputs only (`both_heads`: the one-to-one ones
+// too).
+at::Tensor image_sum_loss(trainer::model::YoloModelImpl& model, const at::Tensor& images,
+                          bool both_heads = false) {
   const auto out = model.forward_for_loss(images);
   at::Tensor loss = torch::zeros({});
   for (const auto& level : out.one2many) loss = loss + level.pow(2).sum() * 1e-3;
+  if (both_heads) {
+    for (const auto& level : out.one2one) loss = loss + level.pow(2).sum() * 1e-3;
+  }
   return loss;
 }
 
@@ -68,6 +73,7 @@ TEST_CASE("reducer: 2 ranks x batch 2 equal 1 rank x batch 4, over two accumulat
   std::vector<trainer::model::YoloModel> models{make_model(1), make_model(101)};
   std::mutex m;
   std::vector<std::map<std::string, at::Tensor>> ranks(2);
+  std::vector<int> detecting(2, -1);
   trainer::test::run_ranks("reducer", 2, [&](int rank, Group& g) {
     auto& model = models[static_cast<size_t>(rank)];
     std::vector<at::Tensor> state;
@@ -87,7 +93,9 @@ TEST_CASE("reducer: 2 ranks x batch 2 equal 1 rank x batch 4, over two accumulat
     }
     std::lock_guard<std::mutex> lock(m);
     ranks[static_cast<size_t>(rank)] = grads_of(*model);
+    detecting[static_cast<size_t>(rank)] = reducer.detects_unused();
   });
+  CHECK(detecting == std::vector<int>{1, 1});  // the one-to-one head: decided on
   REQUIRE(ranks[0].size() == expected.size());
   int compared = 0, zero_in_loss = 0;
   for (const auto& [name, want] : expected) {
@@ -106,4 +114,48 @@ TEST_CASE("reducer: 2 ranks x batch 2 equal 1 rank x batch 4, over two accumulat
   }
   CHECK(compared > 100);
   CHECK(zero_in_loss > 0);  // the one-to-one head: no gradient, and nothing hung
+}
+
+TEST_CASE("reducer: with every parameter in the loss, detection is decided off, gradients equal") {
+  torch::manual_seed(8);
+  const auto images = torch::rand({4, 3, 64, 64});
+  auto single = make_model(2);
+  image_sum_loss(*single, images, /*both_heads=*/true).backward();
+  const auto expected = grads_of(*single);
+  std::vector<trainer::model::YoloModel> models{make_model(2), make_model(2)};
+  std::mutex m;
+  std::vector<std::map<std::string, at::Tensor>> ranks(2);
+  std::vector<int> detecting(2, -1);
+  trainer::test::run_ranks("reducer-all-used", 2, [&](int rank, Group& g) {
+    auto& model = models[static_cast<size_t>(rank)];
+    std::vector<at::Tensor> params;
+    std::vector<std::string> names;
+    for (const auto& [name, p] : trainable(*model)) {
+      params.push_back(p);
+      names.push_back(name);
+    }
+    GradientReducer reducer(g, params, names);
+    const auto shard = images.narrow(0, 2 * rank, 2);
+    reducer.backward(image_sum_loss(*model, shard, true) * static_cast<double>(g.size()));
+    std::lock_guard<std::mutex> lock(m);
+    ranks[static_cast<size_t>(rank)] = grads_of(*model);
+    detecting[static_cast<size_t>(rank)] = reducer.detects_unused();
+  });
+  CHECK(detecting == std::vector<int>{0, 0});
+  for (const auto& [name, want] : expected) {
+    CAPTURE(name);
+    const double scale = want.abs().max().item<double>();
+    CHECK(scale > 0.0);  // every parameter had a gradient
+    CHECK((ranks[0].at(name) - want).abs().max().item<double>() <= 1e-4 * scale + 1e-7);
+  }
+}
+
+TEST_CASE("parameters_reached: the parameters a loss's backward reaches, and only those") {
+  auto a = torch::ones({2}, torch::requires_grad());
+  auto b = torch::ones({2}, torch::requires_grad());
+  auto c = torch::ones({2}, torch::requires_grad());
+  (void)(c * 2).sum();  // c has a grad accumulator, but from another graph
+  const auto loss = (a * 3).sum() + (a * b).detach().sum();
+  CHECK(trainer::distributed::parameters_reached(loss, {a, b, c}) ==
+        std::vector<bool>{true, false, false});
 }

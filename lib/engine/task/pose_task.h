@@ -30,6 +30,9 @@ class PoseTask : public TaskDefinition {
   std::unique_ptr<loss::YoloLoss> build_loss(const core::LossConfig& gains,
                                              model::YoloModelImpl& model,
                                              const data::DatasetSpec& dataset) const override;
+  // No: on a batch without objects the YOLO26 keypoint-sigma branch (the RLE loss's) gets no
+  // gradient, as in the reference.
+  bool loss_reaches_every_parameter() const override { return false; }
   EpochColumns columns(model::YoloModelImpl& model) const override;
   std::unique_ptr<TaskScorer> make_scorer(const ScorerSetup& setup) const override;
   EpochValidation epoch_validation(const ValidationResult& result) const override;

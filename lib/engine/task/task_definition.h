@@ -47,6 +47,11 @@ class TaskDefinition {
   virtual std::unique_ptr<loss::YoloLoss> build_loss(const core::LossConfig& gains,
                                                      model::YoloModelImpl& model,
                                                      const data::DatasetSpec& dataset) const = 0;
+  // Whether the loss reaches every trainable parameter whatever the batch holds (a batch without
+  // objects included): data-parallel training then decides unused-parameter detection once per
+  // epoch instead of detecting every step (distributed/gradient_reducer.h). Checked both ways for
+  // every task by tests/engine/task/test_loss_reaches_parameters.cpp.
+  virtual bool loss_reaches_every_parameter() const { return true; }
   // The results.csv columns this task contributes for `model` (loss item names depend on it).
   virtual EpochColumns columns(model::YoloModelImpl& model) const = 0;
 
