@@ -169,9 +169,13 @@ struct RunConfig {
   bool cudnn_benchmark = false;  // cuDNN autotuning (CUDA only)
   bool channels_last = false;    // NHWC memory format for the model (CUDA only)
   // Data-parallel training (several ranks: torchrun or device=0,1,...).
-  std::string dist_backend;     // "" = nccl for CUDA devices, gloo for the CPU
-  double dist_timeout = 10800;  // seconds a collective may wait (the reference's 3 h)
-  bool sync_bn = false;         // BatchNorm statistics over all ranks (the reference: per rank)
+  std::string dist_backend;  // "" = nccl for CUDA devices, gloo for the CPU
+  // Seconds each kind of wait may take before the rank fails, naming the wait (the reference has
+  // one 3 h timeout for all, so a hung peer costs 3 h of every GPU):
+  double dist_timeout = 600;        // steady-state collectives: gradients, agreements, validation
+  double dist_join_timeout = 900;   // the ranks meeting at the rendezvous
+  double dist_solo_timeout = 3600;  // a peer's solo work: local rank 0 building label/disk caches
+  bool sync_bn = false;             // BatchNorm statistics over all ranks (the reference: per rank)
 };
 
 struct TrainConfig {

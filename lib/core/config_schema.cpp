@@ -466,7 +466,15 @@ std::vector<FieldSpec> build_fields() {
       "data-parallel backend: nccl or gloo (empty = nccl on CUDA devices, gloo on the CPU)"));
   f.push_back(float_field(
       "dist_timeout", "run", [](auto& c) -> auto& { return c.run.dist_timeout; }, closed(1, 1e7),
-      "data-parallel: seconds a rank waits for the others before failing"));
+      "data-parallel: seconds a steady-state collective (gradients, agreements, validation) "
+      "waits for the other ranks before failing"));
+  f.push_back(float_field(
+      "dist_join_timeout", "run", [](auto& c) -> auto& { return c.run.dist_join_timeout; },
+      closed(1, 1e7), "data-parallel: seconds the ranks may take to meet at the rendezvous"));
+  f.push_back(float_field(
+      "dist_solo_timeout", "run", [](auto& c) -> auto& { return c.run.dist_solo_timeout; },
+      closed(1, 1e7),
+      "data-parallel: seconds the other ranks wait for local rank 0's label and disk caches"));
   f.push_back(bool_field(
       "sync_bn", "run", [](auto& c) -> auto& { return c.run.sync_bn; },
       "data-parallel: BatchNorm statistics over all ranks (the reference keeps them per rank)"));

@@ -5,6 +5,7 @@
 #include "distributed/group.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/torch.h>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -18,10 +19,13 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <sstream>
+#include <thread>
 
 #include "core/error.h"
 #include "distributed/group_impl.h"
@@ -35,7 +39,9 @@ namespace trainer::distributed {
 namespace {
 
 constexpr size_t kBroadcastBucketBytes = 250u << 20;  // DDP's module-state broadcast bucket
-constexpr auto kMaxJoinTimeout = std::chrono::minutes(15);
+// The heartbeats' own store client: a peer that stopped hosting the store costs this, not the
+// join timeout.
+constexpr auto kHeartbeatStoreTimeout = std::chrono::seconds(5);
 
 bool agent_store() {
   const char* v = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
@@ -67,7 +73,12 @@ std::optional<int> inherited_store_socket(int port) {
   return fd;
 }
 
-c10::intrusive_ptr<c10d::Store> connect_store(const GroupOptions& o) {
+struct Stores {
+  c10::intrusive_ptr<c10d::Store> main;     // the rendezvous, c10d's, the solo waits
+  c10::intrusive_ptr<c10d::Store> monitor;  // heartbeats (a second client of the same store)
+};
+
+Stores connect_store(const GroupOptions& o) {
   const auto& env = o.env;
   if (env.master_addr.empty() || env.master_port <= 0 || env.master_port > 65535) {
     throw core::ConfigError(fmt::format(
@@ -82,7 +93,7 @@ c10::intrusive_ptr<c10d::Store> connect_store(const GroupOptions& o) {
   so.numWorkers = static_cast<size_t>(env.world_size);
   so.waitWorkers = true;
   so.multiTenant = true;
-  so.timeout = std::min<std::chrono::milliseconds>(o.timeout, kMaxJoinTimeout);
+  so.timeout = o.timeouts.join;
   if (so.isServer) so.masterListenFd = inherited_store_socket(env.master_port);
   const auto join_seconds = std::chrono::duration_cast<std::chrono::seconds>(so.timeout).count();
   c10::intrusive_ptr<c10d::Store> store;
@@ -98,23 +109,65 @@ c10::intrusive_ptr<c10d::Store> connect_store(const GroupOptions& o) {
                       env.master_port, env.master_addr));
     }
     throw core::ConfigError(fmt::format(
-        "rank {}: the {} ranks did not all meet at {}:{} within {} s (check WORLD_SIZE, "
-        "--nnodes/--nproc-per-node, that every node was started and can reach MASTER_ADDR): {}",
+        "rank {}: the {} ranks did not all meet at {}:{} within dist_join_timeout={} s (check "
+        "WORLD_SIZE, --nnodes/--nproc-per-node, that every node was started and can reach "
+        "MASTER_ADDR): {}",
         env.rank, env.world_size, env.master_addr, env.master_port, join_seconds, what));
   }
   const std::string prefix =
       agent_store() ? fmt::format("/worker/attempt_{}/", restart_count()) : std::string("trainer/");
-  return c10::make_intrusive<c10d::PrefixStore>(prefix, store);
+  c10d::TCPStoreOptions monitor_options;
+  monitor_options.port = so.port;
+  monitor_options.isServer = false;
+  monitor_options.waitWorkers = false;
+  monitor_options.timeout = kHeartbeatStoreTimeout;
+  c10::intrusive_ptr<c10d::Store> monitor;
+  try {
+    monitor = c10::make_intrusive<c10d::TCPStore>(env.master_addr, monitor_options);
+  } catch (const std::exception&) {
+    monitor = store;  // the heartbeats then share the training thread's client
+  }
+  return {c10::make_intrusive<c10d::PrefixStore>(prefix, store),
+          c10::make_intrusive<c10d::PrefixStore>(prefix, monitor)};
 }
 
-std::unique_ptr<Group::Impl> make_group(c10::intrusive_ptr<c10d::Store> store, int rank, int size,
-                                        Backend backend, std::chrono::milliseconds timeout,
+std::string heartbeat_key(int rank) {
+  return fmt::format("heartbeat/{}", rank);
+}
+
+// Beats every `interval` until stopped; a store that fails ends the beating quietly (the rank's
+// own collectives report the failure).
+void start_heartbeat(std::shared_ptr<Heartbeat> heartbeat, int rank) {
+  std::thread([heartbeat, rank] {
+    int64_t beat = 0;
+    for (;;) {
+      try {
+        const std::string value = fmt::format("{} {}", ++beat, heartbeat->collectives.load());
+        heartbeat->store->set(heartbeat_key(rank),
+                              std::vector<uint8_t>(value.begin(), value.end()));
+      } catch (...) {
+        return;
+      }
+      std::unique_lock<std::mutex> lock(heartbeat->mutex);
+      if (heartbeat->wake.wait_for(lock, heartbeat->interval,
+                                   [&] { return heartbeat->stopping; })) {
+        return;
+      }
+    }
+  }).detach();
+}
+
+// The group over `stores` (c10d's timeout: the steady-state one), its heartbeat started.
+std::unique_ptr<Group::Impl> make_group(const Stores& stores, int rank, int size, Backend backend,
+                                        const Timeouts& timeouts,
                                         const c10::Device& training_device) {
+  const auto timeout = timeouts.steady;
+  const auto& store = stores.main;
   auto impl = std::make_unique<Group::Impl>();
   impl->rank = rank;
   impl->size = size;
   impl->backend = backend;
-  impl->timeout = timeout;
+  impl->timeouts = timeouts;
   impl->store = store;
   impl->group = c10::make_intrusive<c10d::ProcessGroup>(store, rank, size);
   if (backend == Backend::kGloo) {
@@ -137,6 +190,11 @@ std::unique_ptr<Group::Impl> make_group(c10::intrusive_ptr<c10d::Store> store, i
 #endif
   }
   impl->group->setGroupName(fmt::format("trainer_{}", backend_name(backend)));
+  // A tenth of the steady-state timeout (0.2 s to 5 s): a stopped peer is seen well within it.
+  impl->heartbeat->interval = std::clamp<std::chrono::milliseconds>(
+      timeouts.steady / 10, std::chrono::milliseconds(200), std::chrono::seconds(5));
+  impl->heartbeat->store = stores.monitor;
+  if (size > 1) start_heartbeat(impl->heartbeat, rank);
   return impl;
 }
 
@@ -184,9 +242,9 @@ Group::Group(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Group::~Group() = default;
 
 std::shared_ptr<Group> Group::join(const GroupOptions& options) {
-  auto store = connect_store(options);
-  auto impl = make_group(store, options.env.rank, options.env.world_size, options.backend,
-                         options.timeout, options.device);
+  const Stores stores = connect_store(options);
+  auto impl = make_group(stores, options.env.rank, options.env.world_size, options.backend,
+                         options.timeouts, options.device);
   auto group = std::shared_ptr<Group>(new Group(std::move(impl)));
   group->barrier();  // everyone's backend is up before anyone trains
   return group;
@@ -194,6 +252,11 @@ std::shared_ptr<Group> Group::join(const GroupOptions& options) {
 
 std::shared_ptr<Group> Group::join_in_process(const std::string& name, int rank, int size,
                                               std::chrono::milliseconds timeout) {
+  return join_in_process(name, rank, size, Timeouts{timeout, timeout, timeout});
+}
+
+std::shared_ptr<Group> Group::join_in_process(const std::string& name, int rank, int size,
+                                              const Timeouts& timeouts) {
   // c10d's flight recorder (a per-process log of collectives) is one object for every group, and
   // several groups in one process recording at once corrupt it: off for in-process test groups
   // (read once, before the first group records; a real rank has one group).
@@ -207,8 +270,9 @@ std::shared_ptr<Group> Group::join_in_process(const std::string& name, int rank,
     if (!slot) slot = c10::make_intrusive<c10d::HashStore>();
     store = slot;
   }
-  store->setTimeout(timeout);
-  auto impl = make_group(store, rank, size, Backend::kGloo, timeout, c10::Device(c10::kCPU));
+  store->setTimeout(timeouts.join);
+  auto impl =
+      make_group({store, store}, rank, size, Backend::kGloo, timeouts, c10::Device(c10::kCPU));
   return std::shared_ptr<Group>(new Group(std::move(impl)));
 }
 
@@ -225,8 +289,34 @@ Backend Group::backend() const {
 void Group::barrier() {
   guarded(*impl_, "barrier", [&] {
     std::vector<at::Tensor> one{torch::zeros({1}, torch::TensorOptions().device(impl_->device))};
-    impl_->group->allreduce(one)->wait(impl_->timeout);
+    impl_->group->allreduce(one)->wait(impl_->timeouts.steady);
   });
+}
+
+void Group::wait_for_solo_work() {
+  const std::string prefix = fmt::format("solo/{}/", ++impl_->solo_waits);
+  const std::string mine = prefix + std::to_string(impl_->rank);
+  std::vector<std::string> keys;
+  for (int r = 0; r < impl_->size; ++r) keys.push_back(prefix + std::to_string(r));
+  try {
+    impl_->store->set(mine, std::vector<uint8_t>{1});
+    impl_->store->wait(keys, impl_->timeouts.solo);
+  } catch (const std::exception& e) {
+    std::vector<int> missing;
+    for (int r = 0; r < impl_->size; ++r) {
+      try {
+        if (!impl_->store->check({keys[static_cast<size_t>(r)]})) missing.push_back(r);
+      } catch (const std::exception&) {
+        break;  // the store itself is gone: the report below says so
+      }
+    }
+    throw CommError(fmt::format(
+        "rank {} of {}: the wait for a peer's solo work (local rank 0 building the label and disk "
+        "caches) ran out after dist_solo_timeout={} s; not arrived: rank(s) {}; {}. c10d said: {}",
+        impl_->rank, impl_->size, impl_->timeouts.solo.count() / 1000,
+        missing.empty() ? std::string("?") : fmt::format("{}", fmt::join(missing, ", ")),
+        peer_report(*impl_), e.what()));
+  }
 }
 
 void Group::broadcast(const std::vector<at::Tensor>& tensors, int root) {
@@ -243,7 +333,7 @@ bool Group::any(bool flag) {
         {1}, flag ? 1 : 0, torch::TensorOptions().dtype(torch::kInt).device(impl_->device))};
     c10d::AllreduceOptions o;
     o.reduceOp = c10d::ReduceOp::MAX;
-    impl_->group->allreduce(t, o)->wait(impl_->timeout);
+    impl_->group->allreduce(t, o)->wait(impl_->timeouts.steady);
     return t[0].item<int>() != 0;
   });
 }
@@ -284,20 +374,100 @@ std::vector<std::string> Group::all_gather_text(const std::string& text) {
 void Group::all_reduce_sum(at::Tensor& tensor) {
   guarded(*impl_, "all-reduce", [&] {
     std::vector<at::Tensor> t{tensor};
-    impl_->group->allreduce(t)->wait(impl_->timeout);
+    impl_->group->allreduce(t)->wait(impl_->timeouts.steady);
   });
 }
 
 void run_local_rank_zero_first(Group* group, bool first, const std::function<void()>& work) {
-  if (group && !first) group->barrier();
+  if (group && !first) group->wait_for_solo_work();
   std::exception_ptr failure;  // the first passes the barrier even when it fails
   try {
     work();
   } catch (...) {
     failure = std::current_exception();
   }
-  if (group && first) group->barrier();
+  if (group && first) group->wait_for_solo_work();
   if (failure) std::rethrow_exception(failure);
+}
+
+Group::Impl::~Impl() {
+  {
+    std::lock_guard<std::mutex> lock(heartbeat->mutex);
+    heartbeat->stopping = true;
+  }
+  heartbeat->wake.notify_all();
+}
+
+namespace {
+
+// Every rank's heartbeat ({beat, collectives}; beat -1: none), through the monitor store.
+std::vector<std::pair<int64_t, int64_t>> read_heartbeats(const Group::Impl& impl) {
+  std::vector<std::pair<int64_t, int64_t>> beats(static_cast<size_t>(impl.size), {-1, -1});
+  for (int r = 0; r < impl.size; ++r) {
+    const std::string key = heartbeat_key(r);
+    if (!impl.heartbeat->store->check({key})) continue;
+    const std::vector<uint8_t> bytes = impl.heartbeat->store->get(key);
+    std::istringstream in(std::string(bytes.begin(), bytes.end()));
+    auto& [beat, collectives] = beats[static_cast<size_t>(r)];
+    in >> beat >> collectives;
+  }
+  return beats;
+}
+
+}  // namespace
+
+std::string peer_report(Group::Impl& impl) {
+  if (impl.size <= 1) return "no other rank";
+  try {
+    const auto first = read_heartbeats(impl);
+    std::this_thread::sleep_for(impl.heartbeat->interval * 5 / 2);
+    const auto second = read_heartbeats(impl);
+    const int64_t mine = impl.heartbeat->collectives.load();
+    std::vector<std::string> findings;
+    for (int r = 0; r < impl.size; ++r) {
+      if (r == impl.rank) continue;
+      const auto [beat0, count0] = first[static_cast<size_t>(r)];
+      const auto [beat, count] = second[static_cast<size_t>(r)];
+      if (beat < 0) {
+        findings.push_back(fmt::format("rank {} has never sent a heartbeat", r));
+      } else if (beat == beat0) {
+        findings.push_back(fmt::format(
+            "rank {} stopped sending heartbeats (killed, stopped or frozen) in its collective #{}",
+            r, count));
+      } else if (count < mine) {
+        findings.push_back(
+            fmt::format("rank {} is alive but behind (in its collective #{}, this rank in #{})", r,
+                        count, mine));
+      }
+    }
+    if (findings.empty()) {
+      return "every other rank is alive and as far as this one (a network problem, or a peer "
+             "stuck inside the same collective)";
+    }
+    return fmt::format("{}", fmt::join(findings, "; "));
+  } catch (const std::exception&) {
+    return "the rendezvous store does not answer (its host, rank 0 or torchrun's agent, is "
+           "stopped or gone)";
+  }
+}
+
+CommError comm_error(Group::Impl& impl, const char* what, const std::string& cause) {
+  const bool timed_out =
+      cause.find("imed out") != std::string::npos || cause.find("imeout") != std::string::npos;
+  const int64_t seconds = impl.timeouts.steady.count() / 1000;
+  const std::string reason =
+      timed_out ? fmt::format(
+                      "no answer within dist_timeout={} s (the wait for the other ranks "
+                      "in a steady-state collective)",
+                      seconds)
+                : fmt::format(
+                      "another rank has stopped (it died, or did not answer within "
+                      "dist_timeout={} s)",
+                      seconds);
+  return CommError(
+      fmt::format("rank {} of {}: {} failed: {}; {}; its own log names the cause. "
+                  "c10d said: {}",
+                  impl.rank, impl.size, what, reason, peer_report(impl), cause));
 }
 
 }  // namespace trainer::distributed

@@ -31,14 +31,24 @@ bool nccl_available();  // built with c10d's NCCL backend
 // NCCL without a CUDA device with an index.
 c10::Device collective_device(Backend backend, const c10::Device& training_device);
 
+// How long each kind of wait may take before a rank fails, naming the wait (config keys
+// dist_join_timeout, dist_solo_timeout, dist_timeout).
+struct Timeouts {
+  std::chrono::milliseconds join{std::chrono::minutes(15)};    // the ranks meeting
+  std::chrono::milliseconds solo{std::chrono::minutes(60)};    // a peer's solo work (caches)
+  std::chrono::milliseconds steady{std::chrono::minutes(10)};  // every collective after joining
+};
+
 struct GroupOptions {
   core::DistEnv env;
   Backend backend = Backend::kGloo;
   c10::Device device{c10::kCPU};  // this rank's training device (collective_device)
-  std::chrono::milliseconds timeout{std::chrono::hours(3)};
+  Timeouts timeouts;
 };
 
-// A failed collective: a rank died, hung past the timeout, or the network broke.
+// A failed collective: a rank died, hung past the timeout, or the network broke. The message
+// names this rank, the wait that ran out, and which peers stopped sending heartbeats or are behind
+// (each rank publishes a heartbeat and its count of collectives in the rendezvous store).
 class CommError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -51,9 +61,12 @@ class Group {
   // rank, with what to check.
   static std::shared_ptr<Group> join(const GroupOptions& options);
   // In-process groups for tests: `size` threads each call this with the same `name` and their
-  // rank; they share an in-memory store and talk through Gloo on loopback.
+  // rank; they share an in-memory store and talk through Gloo on loopback. The first form uses
+  // `timeout` for every kind of wait.
   static std::shared_ptr<Group> join_in_process(const std::string& name, int rank, int size,
                                                 std::chrono::milliseconds timeout);
+  static std::shared_ptr<Group> join_in_process(const std::string& name, int rank, int size,
+                                                const Timeouts& timeouts);
   ~Group();
   Group(const Group&) = delete;
   Group& operator=(const Group&) = delete;
@@ -63,6 +76,10 @@ class Group {
   Backend backend() const;
 
   void barrier();
+  // Waits (up to the solo timeout) until every rank has called this: the wait for local rank 0's
+  // solo work (run_local_rank_zero_first). Through the rendezvous store, so the collectives'
+  // steady-state timeout does not apply. Throws CommError naming the ranks that did not arrive.
+  void wait_for_solo_work();
   // In place: every rank ends with rank `root`'s values (coalesced into few messages).
   void broadcast(const std::vector<at::Tensor>& tensors, int root = 0);
   // True on every rank when `flag` is true on any rank.

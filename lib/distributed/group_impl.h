@@ -7,33 +7,56 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <exception>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "distributed/group.h"
 
 namespace trainer::distributed {
 
+// Each rank's heartbeat in the store ("heartbeat/R" = "<beat> <collectives entered>"), written by
+// a detached thread through its own store client, so a stopped peer (or store) never blocks the
+// training thread or the group's destruction; shared by the group and that thread.
+struct Heartbeat {
+  c10::intrusive_ptr<c10d::Store> store;
+  std::chrono::milliseconds interval{1000};
+  std::atomic<int64_t> collectives{0};  // entered by this rank (guarded calls)
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stopping = false;
+};
+
 struct Group::Impl {
   int rank = 0;
   int size = 1;
   Backend backend = Backend::kGloo;
-  std::chrono::milliseconds timeout{0};
+  Timeouts timeouts;
   c10::Device device{c10::kCPU};  // where collective buffers live (CUDA for NCCL)
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::ProcessGroup> group;
+  std::shared_ptr<Heartbeat> heartbeat = std::make_shared<Heartbeat>();
+  int64_t solo_waits = 0;
+  ~Impl();
 };
 
-inline CommError comm_error(const Group::Impl& impl, const char* what, const std::string& cause) {
-  return CommError(fmt::format(
-      "rank {} of {}: {} failed: another rank has stopped (it died, or did not answer within "
-      "dist_timeout={} s); its own log names the cause. c10d said: {}",
-      impl.rank, impl.size, what, impl.timeout.count() / 1000, cause));
-}
+// What the peers' heartbeats say after a failed wait: which ranks stopped beating (killed,
+// stopped or frozen), which are behind this rank in collectives, or that the store itself does not
+// answer. Takes about 2.5 heartbeat intervals.
+std::string peer_report(Group::Impl& impl);
+
+// The CommError of a failed `what`: this rank, the wait that ran out (by the cause's words) with
+// its key and seconds, the peers' report, and c10d's own words.
+CommError comm_error(Group::Impl& impl, const char* what, const std::string& cause);
 
 // Runs `what` and turns a c10d failure into CommError naming this rank and the usual causes.
 template <class F>
-auto guarded(const Group::Impl& impl, const char* what, F&& f) -> decltype(f()) {
+auto guarded(Group::Impl& impl, const char* what, F&& f) -> decltype(f()) {
+  ++impl.heartbeat->collectives;
   try {
     return f();
   } catch (const CommError&) {

@@ -45,6 +45,7 @@ TEST_CASE("the table is aligned and marks values changed from the default") {
   TrainConfig c;
   c.optim.lr0 = 0.02;
   const std::string table = config_table(c);
-  CHECK(table.find("  optim     lr0               0.02  *\n") != std::string::npos);
-  CHECK(table.find("  optim     momentum          0.937\n") != std::string::npos);
+  // Keys padded to the longest (dist_join_timeout, 17 characters) plus 2.
+  CHECK(table.find("  optim     lr0                0.02  *\n") != std::string::npos);
+  CHECK(table.find("  optim     momentum           0.937\n") != std::string::npos);
 }

@@ -3,11 +3,13 @@
 #include <torch/torch.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <arpa/inet.h>
@@ -122,7 +124,7 @@ TEST_CASE("join: a rank that never comes fails the others within the timeout, na
   o.env.world_size = 2;  // rank 1 is never started
   o.env.master_addr = "127.0.0.1";
   o.env.master_port = trainer::distributed::free_local_port();
-  o.timeout = std::chrono::seconds(2);
+  o.timeouts.join = std::chrono::seconds(2);
   const auto start = std::chrono::steady_clock::now();
   CHECK_THROWS_WITH_AS(Group::join(o), doctest::Contains("did not all meet"),
                        trainer::core::ConfigError);
@@ -144,7 +146,7 @@ TEST_CASE("join: MASTER_PORT held by another program is named as in use") {
   o.env.world_size = 2;
   o.env.master_addr = "127.0.0.1";
   o.env.master_port = ntohs(addr.sin_port);
-  o.timeout = std::chrono::seconds(2);
+  o.timeouts.join = std::chrono::seconds(2);
   CHECK_THROWS_WITH_AS(Group::join(o), doctest::Contains("is in use"), trainer::core::ConfigError);
   ::close(fd);
 }
@@ -185,7 +187,7 @@ TEST_CASE("join: rank 0's store takes the launcher's loopback socket and listens
   o.env.world_size = 1;
   o.env.master_addr = "127.0.0.1";
   o.env.master_port = port;
-  o.timeout = std::chrono::seconds(20);
+  o.timeouts.join = std::chrono::seconds(20);
   const auto group = Group::join(o);
   CHECK(::getenv(trainer::distributed::kStoreListenFdVariable) == nullptr);  // not passed on
   const auto listening = listeners_on(port);
@@ -206,4 +208,64 @@ TEST_CASE("collectives run on the rank's training device: the CPU for Gloo, its 
   CHECK(collective_device(Backend::kNccl, c10::Device(c10::kCUDA, 3)).index() == 3);
   CHECK_THROWS_AS(collective_device(Backend::kNccl, c10::Device(c10::kCPU)),
                   trainer::core::ConfigError);
+}
+
+TEST_CASE("timeouts: a peer's solo work may outlast the steady-state timeout, not the solo one") {
+  using namespace std::chrono_literals;
+  // Steady 0.5 s, solo 20 s: rank 0 works 1.5 s before the solo wait, and rank 1 waits for it.
+  std::atomic<bool> joined{false};
+  run_ranks("solo-ok", 2,
+            [&](int rank, Group& g) {
+              trainer::distributed::run_local_rank_zero_first(&g, rank == 0, [&] {
+                if (rank == 0) std::this_thread::sleep_for(1500ms);
+              });
+              joined = true;
+            },
+            {20s, 20s, 500ms});
+  CHECK(joined);
+  // Solo 1 s: rank 0's 3 s of work makes rank 1 fail, naming the wait, its key and rank 0.
+  const auto start = std::chrono::steady_clock::now();
+  std::string error;
+  std::mutex m;
+  run_ranks("solo-late", 2,
+            [&](int rank, Group& g) {
+              try {
+                trainer::distributed::run_local_rank_zero_first(&g, rank == 0, [&] {
+                  if (rank == 0) std::this_thread::sleep_for(3s);
+                });
+              } catch (const trainer::distributed::CommError& e) {
+                std::lock_guard<std::mutex> lock(m);
+                if (rank == 1) error = e.what();
+              }
+            },
+            {20s, 1s, 20s});
+  CHECK(std::chrono::steady_clock::now() - start < 10s);
+  CHECK(error.find("rank 1 of 2: the wait for a peer's solo work") != std::string::npos);
+  CHECK(error.find("dist_solo_timeout=1 s; not arrived: rank(s) 0") != std::string::npos);
+}
+
+TEST_CASE("timeouts: a late peer fails the steady-state wait, and the error says who is behind") {
+  using namespace std::chrono_literals;
+  std::string error;
+  std::mutex m;
+  const auto start = std::chrono::steady_clock::now();
+  run_ranks("steady-late", 2,
+            [&](int rank, Group& g) {
+              g.barrier();  // collective #1 of both (an in-process group has no join barrier)
+              if (rank == 1) std::this_thread::sleep_for(4s);
+              try {
+                (void)g.any(false);
+              } catch (const trainer::distributed::CommError& e) {
+                std::lock_guard<std::mutex> lock(m);
+                if (rank == 0) error = e.what();
+              }
+            },
+            {20s, 20s, 1s});
+  CAPTURE(error);
+  CHECK(std::chrono::steady_clock::now() - start < 15s);
+  CHECK(error.find("rank 0 of 2: agreeing on a decision failed: no answer within "
+                   "dist_timeout=1 s (the wait for the other ranks in a steady-state "
+                   "collective)") != std::string::npos);
+  CHECK(error.find("rank 1 is alive but behind (in its collective #1, this rank in #2)") !=
+        std::string::npos);
 }

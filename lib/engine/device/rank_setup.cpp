@@ -31,8 +31,12 @@ RankSetup join_ranks(const core::TrainConfig& config) {
   options.env = env;
   options.backend = distributed::choose_backend(config.run.dist_backend, device.is_cuda());
   options.device = device;
-  options.timeout =
-      std::chrono::milliseconds(static_cast<int64_t>(config.run.dist_timeout * 1000.0));
+  const auto ms = [](double seconds) {
+    return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0));
+  };
+  options.timeouts.steady = ms(config.run.dist_timeout);
+  options.timeouts.join = ms(config.run.dist_join_timeout);
+  options.timeouts.solo = ms(config.run.dist_solo_timeout);
   setup.group = distributed::Group::join(options);
   spdlog::info("rank {} of {} joined ({}, {}:{})", env.rank, env.world_size,
                distributed::backend_name(options.backend), env.master_addr, env.master_port);

@@ -2,7 +2,8 @@
 //
 // Why one place: `trainer fit` and `trainer bench interval` must join the same way: torchrun's
 // variables, this rank's device from the `device` list, the backend for that device, the
-// `dist_timeout`, and the CUDA device made current before NCCL starts.
+// timeouts (`dist_timeout`, `dist_join_timeout`, `dist_solo_timeout`), and the CUDA device made
+// current before NCCL starts.
 #pragma once
 
 #include <memory>
