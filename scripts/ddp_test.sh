@@ -7,7 +7,7 @@
 #      other rank stops by itself with an error naming it, well within dist_timeout, exits
 #      non-zero, and every checkpoint on disk still loads (none torn); a rank that hangs (SIGSTOP)
 #      fails the other after dist_timeout, within 20 s of a 10 s timeout, naming the wait and the
-#      stopped rank;
+#      stopped rank; so does a stopped rank 0 (the store's host), the error saying so;
 #   3. that run resumed under torchrun with 2 ranks runs to its last epoch, ending bit-identical to
 #      the same run uninterrupted (validation sharded over both ranks every epoch); its last.pt
 #      scores in a single process (trainer val), and on 2 ranks with the same predictions.json;
@@ -133,7 +133,24 @@ check "a hung rank: the other exits non-zero after dist_timeout, within 20 s" \
 check "... with an error naming the wait and its timeout" \
   grep -q "rank 0 of 2: .* failed: no answer within dist_timeout=10 s (the wait for the other ranks in a steady-state collective)" "$work/hung0.log"
 check "... and the stopped rank" \
-  grep -q "rank 1 stopped sending heartbeats (killed, stopped or frozen)" "$work/hung0.log"
+  grep -q "rank 1 stopped sending heartbeats (killed, stopped or frozen; its last beat" "$work/hung0.log"
+
+# --- 2c. the store's host hangs (SIGSTOP of rank 0): rank 1 fails within 20 s all the same,
+# saying the store does not answer (its reads would otherwise block for the join timeout)
+start_two_ranks_past_epoch_one storehost dist_timeout=10
+spid0=$rank_pid0 spid1=$rank_pid1
+kill -STOP "$spid0"
+stopped_at=$(date +%s.%N)
+src1=0
+wait "$spid1" || src1=$?
+store_s=$(awk -v a="$stopped_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+kill -9 "$spid0" 2>/dev/null || true
+wait "$spid0" 2>/dev/null || true
+log "rank 1 exited with $src1, ${store_s}s after rank 0 (the store's host) hung"
+check "the store's host hung: rank 1 exits non-zero within 20 s" \
+  awk -v s="$store_s" -v rc="$src1" 'BEGIN { exit !(rc != 0 && s >= 9 && s < 20) }'
+check "... saying the store does not answer" \
+  grep -q "the rendezvous store does not answer (its host, rank 0" "$work/storehost1.log"
 
 # A run of 2 ranks resumed by one process: it continues, with a warning that says what changes.
 "$trainer" fit resume="$work/hung/weights/last.ckpt" >"$work/hung_resume.log" 2>&1 \
@@ -247,8 +264,8 @@ wait "$node_pid1" || node_rc=$?
 check "2 nodes x 1 rank complete a fit" test "$node_rc" = 0
 check "... as one 2-rank run" grep -q "data-parallel: 2 ranks" "$work/node0.log"
 
-printf '{"checks_failed": %d, "torchrun_fit_s": %s, "loss_first5_2ranks": %s, "loss_last5_2ranks": %s, "loss_last5_single": %s, "survivor_stop_s": %s, "hung_rank_stop_s": %s, "work": "%s"}\n' \
-  "${#failures[@]}" "$torchrun_s" "$loss_first" "$loss_last" "$single_last" "$stop_s" "$hang_s" "$work"
+printf '{"checks_failed": %d, "torchrun_fit_s": %s, "loss_first5_2ranks": %s, "loss_last5_2ranks": %s, "loss_last5_single": %s, "survivor_stop_s": %s, "hung_rank_stop_s": %s, "hung_store_host_stop_s": %s, "work": "%s"}\n' \
+  "${#failures[@]}" "$torchrun_s" "$loss_first" "$loss_last" "$single_last" "$stop_s" "$hang_s" "$store_s" "$work"
 if [ ${#failures[@]} = 0 ]; then
   [ $own_work = 1 ] && rm -rf "$work"
   exit 0

@@ -30,6 +30,9 @@ enum class CacheMode { kNone, kRam, kDisk };
 // Which head scores YOLO26 at validation: auto/true = the one-to-many head with NMS (8.4.190's
 // default, `nms: null`), false = the NMS-free one-to-one top-k. YOLO11 always uses NMS.
 enum class NmsMode { kAuto, kOn, kOff };
+// Data-parallel unused-parameter detection: decided per epoch where the task allows (auto), every
+// step (the reference's find_unused_parameters=True), or never.
+enum class UnusedDetection { kAuto, kEveryStep, kNever };
 // copy_paste: paste mirrored copies of the image's own objects, or another sample's objects.
 enum class CopyPasteMode { kFlip, kMixup };
 
@@ -175,7 +178,8 @@ struct RunConfig {
   double dist_timeout = 600;        // steady-state collectives: gradients, agreements, validation
   double dist_join_timeout = 900;   // the ranks meeting at the rendezvous
   double dist_solo_timeout = 3600;  // a peer's solo work: local rank 0 building label/disk caches
-  bool sync_bn = false;             // BatchNorm statistics over all ranks (the reference: per rank)
+  UnusedDetection dist_find_unused = UnusedDetection::kAuto;
+  bool sync_bn = false;  // BatchNorm statistics over all ranks (the reference: per rank)
 };
 
 struct TrainConfig {

@@ -475,6 +475,19 @@ std::vector<FieldSpec> build_fields() {
       "dist_solo_timeout", "run", [](auto& c) -> auto& { return c.run.dist_solo_timeout; },
       closed(1, 1e7),
       "data-parallel: seconds the other ranks wait for local rank 0's label and disk caches"));
+  {
+    auto unused = choice_field<UnusedDetection>(
+        "dist_find_unused", "run", [](auto& c) -> auto& { return c.run.dist_find_unused; },
+        {{"auto", UnusedDetection::kAuto},
+         {"true", UnusedDetection::kEveryStep},
+         {"false", UnusedDetection::kNever}},
+        "data-parallel: find parameters without a gradient: auto (decided once per epoch where "
+        "the task's loss reaches every parameter, else every step), true (every step, the "
+        "reference's), false (never: a parameter without a gradient then hangs the job)");
+    unused.yaml_true_choice = "true";
+    unused.yaml_false_choice = "false";
+    f.push_back(std::move(unused));
+  }
   f.push_back(bool_field(
       "sync_bn", "run", [](auto& c) -> auto& { return c.run.sync_bn; },
       "data-parallel: BatchNorm statistics over all ranks (the reference keeps them per rank)"));

@@ -39,9 +39,10 @@ namespace trainer::distributed {
 namespace {
 
 constexpr size_t kBroadcastBucketBytes = 250u << 20;  // DDP's module-state broadcast bucket
-// The heartbeats' own store client: a peer that stopped hosting the store costs this, not the
-// join timeout.
-constexpr auto kHeartbeatStoreTimeout = std::chrono::seconds(5);
+// How long a store read may block while a failure is being explained (a stopped store host).
+constexpr auto kReportStoreTimeout = std::chrono::seconds(3);
+// How often the solo wait looks for the other ranks' arrival keys.
+constexpr auto kSoloPoll = std::chrono::milliseconds(100);
 
 bool agent_store() {
   const char* v = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
@@ -73,12 +74,7 @@ std::optional<int> inherited_store_socket(int port) {
   return fd;
 }
 
-struct Stores {
-  c10::intrusive_ptr<c10d::Store> main;     // the rendezvous, c10d's, the solo waits
-  c10::intrusive_ptr<c10d::Store> monitor;  // heartbeats (a second client of the same store)
-};
-
-Stores connect_store(const GroupOptions& o) {
+c10::intrusive_ptr<c10d::Store> connect_store(const GroupOptions& o) {
   const auto& env = o.env;
   if (env.master_addr.empty() || env.master_port <= 0 || env.master_port > 65535) {
     throw core::ConfigError(fmt::format(
@@ -116,19 +112,7 @@ Stores connect_store(const GroupOptions& o) {
   }
   const std::string prefix =
       agent_store() ? fmt::format("/worker/attempt_{}/", restart_count()) : std::string("trainer/");
-  c10d::TCPStoreOptions monitor_options;
-  monitor_options.port = so.port;
-  monitor_options.isServer = false;
-  monitor_options.waitWorkers = false;
-  monitor_options.timeout = kHeartbeatStoreTimeout;
-  c10::intrusive_ptr<c10d::Store> monitor;
-  try {
-    monitor = c10::make_intrusive<c10d::TCPStore>(env.master_addr, monitor_options);
-  } catch (const std::exception&) {
-    monitor = store;  // the heartbeats then share the training thread's client
-  }
-  return {c10::make_intrusive<c10d::PrefixStore>(prefix, store),
-          c10::make_intrusive<c10d::PrefixStore>(prefix, monitor)};
+  return c10::make_intrusive<c10d::PrefixStore>(prefix, store);
 }
 
 std::string heartbeat_key(int rank) {
@@ -157,12 +141,11 @@ void start_heartbeat(std::shared_ptr<Heartbeat> heartbeat, int rank) {
   }).detach();
 }
 
-// The group over `stores` (c10d's timeout: the steady-state one), its heartbeat started.
-std::unique_ptr<Group::Impl> make_group(const Stores& stores, int rank, int size, Backend backend,
-                                        const Timeouts& timeouts,
+// The group over `store` (c10d's timeout: the steady-state one), its heartbeat started.
+std::unique_ptr<Group::Impl> make_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
+                                        int size, Backend backend, const Timeouts& timeouts,
                                         const c10::Device& training_device) {
   const auto timeout = timeouts.steady;
-  const auto& store = stores.main;
   auto impl = std::make_unique<Group::Impl>();
   impl->rank = rank;
   impl->size = size;
@@ -190,10 +173,11 @@ std::unique_ptr<Group::Impl> make_group(const Stores& stores, int rank, int size
 #endif
   }
   impl->group->setGroupName(fmt::format("trainer_{}", backend_name(backend)));
-  // A tenth of the steady-state timeout (0.2 s to 5 s): a stopped peer is seen well within it.
+  // A tenth of the steady-state timeout, 0.2 s to 2 s: a stopped peer is seen well within it, and
+  // a failure report (two readings 2.5 intervals apart) adds at most 5 s.
   impl->heartbeat->interval = std::clamp<std::chrono::milliseconds>(
-      timeouts.steady / 10, std::chrono::milliseconds(200), std::chrono::seconds(5));
-  impl->heartbeat->store = stores.monitor;
+      timeouts.steady / 10, std::chrono::milliseconds(200), std::chrono::seconds(2));
+  impl->heartbeat->store = store;
   if (size > 1) start_heartbeat(impl->heartbeat, rank);
   return impl;
 }
@@ -242,8 +226,8 @@ Group::Group(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Group::~Group() = default;
 
 std::shared_ptr<Group> Group::join(const GroupOptions& options) {
-  const Stores stores = connect_store(options);
-  auto impl = make_group(stores, options.env.rank, options.env.world_size, options.backend,
+  auto store = connect_store(options);
+  auto impl = make_group(store, options.env.rank, options.env.world_size, options.backend,
                          options.timeouts, options.device);
   auto group = std::shared_ptr<Group>(new Group(std::move(impl)));
   group->barrier();  // everyone's backend is up before anyone trains
@@ -271,8 +255,7 @@ std::shared_ptr<Group> Group::join_in_process(const std::string& name, int rank,
     store = slot;
   }
   store->setTimeout(timeouts.join);
-  auto impl =
-      make_group({store, store}, rank, size, Backend::kGloo, timeouts, c10::Device(c10::kCPU));
+  auto impl = make_group(store, rank, size, Backend::kGloo, timeouts, c10::Device(c10::kCPU));
   return std::shared_ptr<Group>(new Group(std::move(impl)));
 }
 
@@ -298,9 +281,16 @@ void Group::wait_for_solo_work() {
   const std::string mine = prefix + std::to_string(impl_->rank);
   std::vector<std::string> keys;
   for (int r = 0; r < impl_->size; ++r) keys.push_back(prefix + std::to_string(r));
+  const std::string cause = "not every rank arrived in time";
   try {
+    // Polled, not store->wait(): a blocking wait would hold the store client (which the heartbeat
+    // shares) for up to an hour.
     impl_->store->set(mine, std::vector<uint8_t>{1});
-    impl_->store->wait(keys, impl_->timeouts.solo);
+    const auto deadline = std::chrono::steady_clock::now() + impl_->timeouts.solo;
+    while (!impl_->store->check(keys)) {
+      if (std::chrono::steady_clock::now() >= deadline) throw std::runtime_error(cause);
+      std::this_thread::sleep_for(kSoloPoll);
+    }
   } catch (const std::exception& e) {
     std::vector<int> missing;
     for (int r = 0; r < impl_->size; ++r) {
@@ -400,13 +390,14 @@ Group::Impl::~Impl() {
 
 namespace {
 
-// Every rank's heartbeat ({beat, collectives}; beat -1: none), through the monitor store.
-std::vector<std::pair<int64_t, int64_t>> read_heartbeats(const Group::Impl& impl) {
-  std::vector<std::pair<int64_t, int64_t>> beats(static_cast<size_t>(impl.size), {-1, -1});
-  for (int r = 0; r < impl.size; ++r) {
+// Every rank's heartbeat ({beat, collectives}; beat -1: none).
+std::vector<std::pair<int64_t, int64_t>> read_heartbeats(const Heartbeat& heartbeat, int size) {
+  heartbeat.store->setTimeout(kReportStoreTimeout);
+  std::vector<std::pair<int64_t, int64_t>> beats(static_cast<size_t>(size), {-1, -1});
+  for (int r = 0; r < size; ++r) {
     const std::string key = heartbeat_key(r);
-    if (!impl.heartbeat->store->check({key})) continue;
-    const std::vector<uint8_t> bytes = impl.heartbeat->store->get(key);
+    if (!heartbeat.store->check({key})) continue;
+    const std::vector<uint8_t> bytes = heartbeat.store->get(key);
     std::istringstream in(std::string(bytes.begin(), bytes.end()));
     auto& [beat, collectives] = beats[static_cast<size_t>(r)];
     in >> beat >> collectives;
@@ -414,41 +405,71 @@ std::vector<std::pair<int64_t, int64_t>> read_heartbeats(const Group::Impl& impl
   return beats;
 }
 
+// What two readings of the heartbeats, 2.5 intervals apart, say about the ranks other than `rank`
+// (which is in its collective #`mine`).
+std::string heartbeat_findings(const Heartbeat& heartbeat, int rank, int size, int64_t mine) {
+  const auto first = read_heartbeats(heartbeat, size);
+  std::this_thread::sleep_for(heartbeat.interval * 5 / 2);
+  const auto second = read_heartbeats(heartbeat, size);
+  std::vector<std::string> findings;
+  for (int r = 0; r < size; ++r) {
+    if (r == rank) continue;
+    const auto [beat0, count0] = first[static_cast<size_t>(r)];
+    const auto [beat, count] = second[static_cast<size_t>(r)];
+    if (beat < 0) {
+      findings.push_back(fmt::format("rank {} has never sent a heartbeat", r));
+    } else if (beat == beat0) {
+      findings.push_back(fmt::format(
+          "rank {} stopped sending heartbeats (killed, stopped or frozen; its last beat was "
+          "from its collective #{}, this rank is in #{})",
+          r, count, mine));
+    } else if (count < mine) {
+      findings.push_back(fmt::format(
+          "rank {} is alive but behind (in its collective #{}, this rank in #{})", r, count, mine));
+    }
+  }
+  if (findings.empty()) {
+    return "every other rank is alive and as far as this one (a network problem, or a peer "
+           "stuck inside the same collective)";
+  }
+  return fmt::format("{}", fmt::join(findings, "; "));
+}
+
 }  // namespace
 
 std::string peer_report(Group::Impl& impl) {
   if (impl.size <= 1) return "no other rank";
-  try {
-    const auto first = read_heartbeats(impl);
-    std::this_thread::sleep_for(impl.heartbeat->interval * 5 / 2);
-    const auto second = read_heartbeats(impl);
-    const int64_t mine = impl.heartbeat->collectives.load();
-    std::vector<std::string> findings;
-    for (int r = 0; r < impl.size; ++r) {
-      if (r == impl.rank) continue;
-      const auto [beat0, count0] = first[static_cast<size_t>(r)];
-      const auto [beat, count] = second[static_cast<size_t>(r)];
-      if (beat < 0) {
-        findings.push_back(fmt::format("rank {} has never sent a heartbeat", r));
-      } else if (beat == beat0) {
-        findings.push_back(fmt::format(
-            "rank {} stopped sending heartbeats (killed, stopped or frozen) in its collective #{}",
-            r, count));
-      } else if (count < mine) {
-        findings.push_back(
-            fmt::format("rank {} is alive but behind (in its collective #{}, this rank in #{})", r,
-                        count, mine));
-      }
+  const std::string no_store =
+      "the rendezvous store does not answer (its host, rank 0 or torchrun's agent, is stopped or "
+      "gone)";
+  // On a thread of its own with a deadline: a stopped store host blocks store reads for as long
+  // as the connection's timeout (the join timeout), and the error must not wait for that.
+  struct Report {
+    std::mutex mutex;
+    std::condition_variable done;
+    std::optional<std::string> text;
+  };
+  auto report = std::make_shared<Report>();
+  const auto heartbeat = impl.heartbeat;  // kept alive by the thread if it outlives the group
+  const int rank = impl.rank, size = impl.size;
+  const int64_t mine = impl.heartbeat->collectives.load();
+  std::thread([report, heartbeat, rank, size, mine, no_store] {
+    std::string text;
+    try {
+      text = heartbeat_findings(*heartbeat, rank, size, mine);
+    } catch (const std::exception&) {
+      text = no_store;
     }
-    if (findings.empty()) {
-      return "every other rank is alive and as far as this one (a network problem, or a peer "
-             "stuck inside the same collective)";
-    }
-    return fmt::format("{}", fmt::join(findings, "; "));
-  } catch (const std::exception&) {
-    return "the rendezvous store does not answer (its host, rank 0 or torchrun's agent, is "
-           "stopped or gone)";
+    std::lock_guard<std::mutex> lock(report->mutex);
+    report->text = std::move(text);
+    report->done.notify_all();
+  }).detach();
+  std::unique_lock<std::mutex> lock(report->mutex);
+  const auto deadline = impl.heartbeat->interval * 5 / 2 + kReportStoreTimeout;
+  if (!report->done.wait_for(lock, deadline, [&] { return report->text.has_value(); })) {
+    return no_store;
   }
+  return *report->text;
 }
 
 CommError comm_error(Group::Impl& impl, const char* what, const std::string& cause) {

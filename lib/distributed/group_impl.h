@@ -20,8 +20,9 @@
 namespace trainer::distributed {
 
 // Each rank's heartbeat in the store ("heartbeat/R" = "<beat> <collectives entered>"), written by
-// a detached thread through its own store client, so a stopped peer (or store) never blocks the
-// training thread or the group's destruction; shared by the group and that thread.
+// a detached thread (so a stopped store host never blocks the group's destruction) through the
+// group's store client, which no wait of ours holds for long (the solo wait polls); shared by the
+// group and that thread.
 struct Heartbeat {
   c10::intrusive_ptr<c10d::Store> store;
   std::chrono::milliseconds interval{1000};

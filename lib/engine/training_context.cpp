@@ -253,12 +253,24 @@ void prepare_parameters(TrainingContext& ctx) {
   }
   if (ctx.group && world_size > 1) {
     distributed::ReducerOptions reducer_options;
-    if (!ctx.task->loss_reaches_every_parameter()) {
-      reducer_options.unused = distributed::UnusedParameters::kDetect;
-      spdlog::info(
-          "data-parallel: unused-parameter detection every step (a {} batch without "
-          "objects leaves some parameters without a gradient)",
-          core::task_name(ctx.task->task()));
+    switch (config.run.dist_find_unused) {
+      case core::UnusedDetection::kAuto:
+        if (!ctx.task->loss_reaches_every_parameter()) {
+          reducer_options.unused = distributed::UnusedParameters::kDetect;
+          spdlog::info(
+              "data-parallel: unused-parameter detection every step (a {} batch without "
+              "objects leaves some parameters without a gradient)",
+              core::task_name(ctx.task->task()));
+        }
+        break;
+      case core::UnusedDetection::kEveryStep:
+        reducer_options.unused = distributed::UnusedParameters::kDetect;
+        spdlog::info("data-parallel: unused-parameter detection every step (dist_find_unused)");
+        break;
+      case core::UnusedDetection::kNever:
+        reducer_options.unused = distributed::UnusedParameters::kNone;
+        spdlog::info("data-parallel: no unused-parameter detection (dist_find_unused: false)");
+        break;
     }
     net.reducer = std::make_unique<distributed::GradientReducer>(*ctx.group, net.trainable,
                                                                  trainable_names, reducer_options);

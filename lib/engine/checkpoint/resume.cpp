@@ -98,11 +98,23 @@ std::filesystem::path resume_checkpoint_path(const std::filesystem::path& resume
 const std::vector<std::string>& changeable_on_resume() {
   // Not val / val_batches: they decide what fitness is (mAP of the validation set, or of part of
   // it, or -loss without validation), and best.ckpt and patience compare fitness across epochs.
-  static const std::vector<std::string> keys = {
-      "device",           "workers",      "plots",        "tensorboard",      "save_period",
-      "patience",         "cache",        "cache_gb",     "cache_dir",        "cudnn_benchmark",
-      "resume",           "dist_backend", "dist_timeout", "decode_budget_gb", "dist_join_timeout",
-      "dist_solo_timeout"};
+  static const std::vector<std::string> keys = {"device",
+                                                "workers",
+                                                "plots",
+                                                "tensorboard",
+                                                "save_period",
+                                                "patience",
+                                                "cache",
+                                                "cache_gb",
+                                                "cache_dir",
+                                                "cudnn_benchmark",
+                                                "resume",
+                                                "dist_backend",
+                                                "dist_timeout",
+                                                "decode_budget_gb",
+                                                "dist_join_timeout",
+                                                "dist_solo_timeout",
+                                                "dist_find_unused"};
   return keys;
 }
 

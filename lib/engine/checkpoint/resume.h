@@ -28,8 +28,8 @@ std::filesystem::path resume_checkpoint_path(const std::filesystem::path& resume
 
 // The keys a resumed run may change (the run's environment, not what it trains): device, workers,
 // plots, tensorboard, save_period, patience, cache, cache_gb, cache_dir, cudnn_benchmark, resume,
-// dist_backend, dist_timeout, dist_join_timeout, dist_solo_timeout, decode_budget_gb. Not val or
-// val_batches: they set the scale of fitness.
+// dist_backend, dist_timeout, dist_join_timeout, dist_solo_timeout, dist_find_unused,
+// decode_budget_gb. Not val or val_batches: they set the scale of fitness.
 const std::vector<std::string>& changeable_on_resume();
 
 // The config of a resumed run (`checkpoint` may be a .pt, see resume_checkpoint_path): the
