@@ -116,20 +116,29 @@ check "its error names the rank and the cause" grep -q "rank 0 of 2: .* failed: 
 unloadable=$("$python" "$TRAINER_ROOT/scripts/checkpoints.py" unloadable "$work/killed/weights")
 check "every checkpoint on disk loads" test "$unloadable" = 0
 
+# Stops (SIGSTOP) one rank of run NAME past its first epoch and times the other until it exits;
+# sets stop_rc (the other's exit status) and stop_s (seconds), then kills the stopped one.
+stop_one_rank() {  # stop_one_rank NAME STOPPED_RANK overrides...
+  local name=$1 stopped=$2 stopped_pid other_pid at
+  shift 2
+  start_two_ranks_past_epoch_one "$name" "$@"
+  if [ "$stopped" = 0 ]; then stopped_pid=$rank_pid0 other_pid=$rank_pid1; else stopped_pid=$rank_pid1 other_pid=$rank_pid0; fi
+  kill -STOP "$stopped_pid"
+  at=$(date +%s.%N)
+  stop_rc=0
+  wait "$other_pid" || stop_rc=$?
+  stop_s=$(awk -v a="$at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  kill -9 "$stopped_pid" 2>/dev/null || true
+  wait "$stopped_pid" 2>/dev/null || true
+}
+within_20s() { awk -v s="$1" -v rc="$2" 'BEGIN { exit !(rc != 0 && s >= 9 && s < 20) }'; }
+
 # --- 2b. a rank that hangs (SIGSTOP): the other fails after dist_timeout (10 s here) and within
 # 20 s, naming the wait and the stopped rank (its heartbeat stopped)
-start_two_ranks_past_epoch_one hung dist_timeout=10
-hpid0=$rank_pid0 hpid1=$rank_pid1
-kill -STOP "$hpid1"
-stopped_at=$(date +%s.%N)
-hrc0=0
-wait "$hpid0" || hrc0=$?
-hang_s=$(awk -v a="$stopped_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-kill -9 "$hpid1" 2>/dev/null || true
-wait "$hpid1" 2>/dev/null || true
+stop_one_rank hung 1 dist_timeout=10
+hrc0=$stop_rc hang_s=$stop_s
 log "rank 0 exited with $hrc0, ${hang_s}s after rank 1 hung"
-check "a hung rank: the other exits non-zero after dist_timeout, within 20 s" \
-  awk -v s="$hang_s" -v rc="$hrc0" 'BEGIN { exit !(rc != 0 && s >= 9 && s < 20) }'
+check "a hung rank: the other exits non-zero after dist_timeout, within 20 s" within_20s "$hang_s" "$hrc0"
 check "... with an error naming the wait and its timeout" \
   grep -q "rank 0 of 2: .* failed: no answer within dist_timeout=10 s (the wait for the other ranks in a steady-state collective)" "$work/hung0.log"
 check "... and the stopped rank" \
@@ -137,18 +146,10 @@ check "... and the stopped rank" \
 
 # --- 2c. the store's host hangs (SIGSTOP of rank 0): rank 1 fails within 20 s all the same,
 # saying the store does not answer (its reads would otherwise block for the join timeout)
-start_two_ranks_past_epoch_one storehost dist_timeout=10
-spid0=$rank_pid0 spid1=$rank_pid1
-kill -STOP "$spid0"
-stopped_at=$(date +%s.%N)
-src1=0
-wait "$spid1" || src1=$?
-store_s=$(awk -v a="$stopped_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-kill -9 "$spid0" 2>/dev/null || true
-wait "$spid0" 2>/dev/null || true
+stop_one_rank storehost 0 dist_timeout=10
+src1=$stop_rc store_s=$stop_s
 log "rank 1 exited with $src1, ${store_s}s after rank 0 (the store's host) hung"
-check "the store's host hung: rank 1 exits non-zero within 20 s" \
-  awk -v s="$store_s" -v rc="$src1" 'BEGIN { exit !(rc != 0 && s >= 9 && s < 20) }'
+check "the store's host hung: rank 1 exits non-zero within 20 s" within_20s "$store_s" "$src1"
 check "... saying the store does not answer" \
   grep -q "the rendezvous store does not answer (its host, rank 0" "$work/storehost1.log"
 
