@@ -23,6 +23,7 @@
 #include "engine/run_dataset.h"
 #include "engine/task/task_definition.h"
 #include "engine/validator.h"
+#include "eval/detection_checks.h"
 #include "integration/coco8_seg_subset.h"
 #include "model/model_name.h"
 #include "test_support.h"
@@ -76,20 +77,8 @@ void check_identical(const engine::ValidationResult& a, const engine::Validation
   if (a.second_coco) CHECK(a.second_coco->stats == b.second_coco->stats);
   REQUIRE(a.detections.size() == b.detections.size());
   for (size_t k = 0; k < a.detections.size(); ++k) {
-    const auto& x = a.detections[k];
-    const auto& y = b.detections[k];
     CAPTURE(k);
-    CHECK(x.image_id == y.image_id);
-    CHECK(x.category_id == y.category_id);
-    CHECK(x.bbox_xywh == y.bbox_xywh);
-    CHECK(x.score == y.score);
-    CHECK(x.keypoints == y.keypoints);
-    CHECK(x.rbox == y.rbox);
-    CHECK(x.poly == y.poly);
-    REQUIRE(x.segmentation.has_value() == y.segmentation.has_value());
-    if (x.segmentation) CHECK(x.segmentation->counts == y.segmentation->counts);
-    CHECK(x.file_name == y.file_name);
-    CHECK(x.class_index == y.class_index);
+    test::check_same_detection(a.detections[k], b.detections[k]);
   }
 }
 
