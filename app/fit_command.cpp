@@ -14,10 +14,8 @@
 #include "app/commands.h"
 #include "app/config_args.h"
 #include "app/usage.h"
-#include "core/device_spelling.h"
 #include "core/error.h"
 #include "core/fault_hooks.h"
-#include "distributed/local_launcher.h"
 #include "engine/device/rank_setup.h"
 #include "engine/trainer.h"
 
@@ -81,11 +79,7 @@ Command register_fit_command(CLI::App& app, const GlobalOptions& /*global*/) {
             const auto [file, overrides] = split_config_args(opts->args);
             const core::TrainConfig config = engine::load_fit_config(file, overrides);
             require_dataset(config, file);
-            const auto devices = core::split_device_list(config.run.device);
-            if (devices.size() > 1 && !engine::read_launch_env().distributed()) {
-              return distributed::launch_local_ranks(distributed::own_command_line(),
-                                                     static_cast<int>(devices.size()));
-            }
+            if (const auto status = engine::launch_listed_ranks(config)) return *status;
             const engine::RankSetup ranks = engine::join_ranks(config);
             engine::FitOptions fit_options;
             fit_options.interactive = ::isatty(STDERR_FILENO) != 0;

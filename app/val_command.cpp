@@ -14,12 +14,10 @@
 #include "app/config_args.h"
 #include "app/usage.h"
 #include "core/config_loader.h"
-#include "core/device_spelling.h"
 #include "core/error.h"
 #include "core/run_dir.h"
 #include "data/dataset.h"
 #include "data/dataset_yaml.h"
-#include "distributed/local_launcher.h"
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/checkpoint/model_source.h"
 #include "engine/device/device.h"
@@ -105,11 +103,7 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
             const auto [file, overrides] = split_config_args(args);
             auto config = core::load_config(file, overrides).config;
             require_weights_and_dataset(config, weights);
-            const auto devices = core::split_device_list(config.run.device);
-            if (devices.size() > 1 && !engine::read_launch_env().distributed()) {
-              return distributed::launch_local_ranks(distributed::own_command_line(),
-                                                     static_cast<int>(devices.size()));
-            }
+            if (const auto status = engine::launch_listed_ranks(config)) return *status;
             const engine::RankSetup ranks = engine::join_ranks(config);
             config.run.device =
                 engine::device_for_rank(config.run.device, ranks.env.local_rank,

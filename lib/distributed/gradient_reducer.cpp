@@ -42,13 +42,11 @@ GradientReducer::GradientReducer(Group& group, const std::vector<at::Tensor>& pa
                                  const std::vector<std::string>& names,
                                  const ReducerOptions& options)
     : group_(group), params_(params), names_(names), options_(options) {
-  const std::vector<bool> sparse(params.size(), false);
   buckets_ = std::get<0>(c10d::compute_bucket_assignment_by_size(
-                             params,
-                             {static_cast<size_t>(options.first_bucket_bytes),
-                              static_cast<size_t>(options.bucket_bytes)},
-                             sparse))
-                 .size();
+      params,
+      {static_cast<size_t>(options.first_bucket_bytes), static_cast<size_t>(options.bucket_bytes)},
+      std::vector<bool>(params.size(), false)));
+  std::reverse(buckets_.begin(), buckets_.end());
   if (options.unused == UnusedParameters::kDecide) {
     decide_next_ = true;  // built at the first backward, once the graph is known
   } else {
@@ -59,18 +57,12 @@ GradientReducer::GradientReducer(Group& group, const std::vector<at::Tensor>& pa
 void GradientReducer::build(bool detect_unused) {
   reducer_.reset();  // its autograd hooks go with it
   const std::vector<bool> sparse(params_.size(), false);
-  auto [buckets, limits] =
-      c10d::compute_bucket_assignment_by_size(params_,
-                                              {static_cast<size_t>(options_.first_bucket_bytes),
-                                               static_cast<size_t>(options_.bucket_bytes)},
-                                              sparse);
-  std::reverse(buckets.begin(), buckets.end());
   std::unordered_map<size_t, std::string> param_names;
   for (size_t i = 0; i < names_.size() && i < params_.size(); ++i) param_names[i] = names_[i];
   Group::Impl& impl = group_.impl();
   guarded(impl, "setting up the gradient reducer", [&] {
     reducer_ = std::make_unique<c10d::Reducer>(
-        params_, std::move(buckets), impl.group, sparse, options_.bucket_bytes, detect_unused,
+        params_, buckets_, impl.group, sparse, options_.bucket_bytes, detect_unused,
         /*gradient_as_bucket_view=*/false, std::move(param_names), options_.first_bucket_bytes,
         /*skip_all_reduce_unused_params=*/false, /*use_python_reducer=*/false,
         std::vector<int64_t>{});

@@ -63,7 +63,7 @@ class GradientReducer {
   // kDecide: the next backward decides again (a new phase: the fit loop calls it every epoch).
   void recheck() { decide_next_ = options_.unused == UnusedParameters::kDecide; }
 
-  size_t buckets() const { return buckets_; }
+  size_t buckets() const { return buckets_.size(); }
   // Whether the reducer now detects unused parameters every step.
   bool detects_unused() const { return detects_unused_; }
 
@@ -75,7 +75,7 @@ class GradientReducer {
   std::vector<std::string> names_;
   ReducerOptions options_;
   std::unique_ptr<c10d::Reducer> reducer_;
-  size_t buckets_ = 0;
+  std::vector<std::vector<size_t>> buckets_;  // parameter indices, last layers first
   bool detects_unused_ = false;
   bool decide_next_ = false;
 };

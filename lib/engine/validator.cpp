@@ -121,6 +121,12 @@ ValidationResult Validator::run(model::YoloModelImpl& model, loss::YoloLoss* cri
   std::set<int64_t> seen_images;
   at::Tensor loss_sum;  // sized by the criterion's first items
   int64_t loss_batches = 0;
+  // Summed batch by batch in plan order (on the device; sharded: on rank 0 after the gather).
+  const auto add_loss = [&](const at::Tensor& items) {
+    if (!loss_sum.defined()) loss_sum = torch::zeros_like(items);
+    loss_sum += items;
+    ++loss_batches;
+  };
   ValidationShards shards;  // sharded: what each batch added, for rank 0
   loader_->start_epoch(0, /*mosaic=*/false);
   while (auto batch = loader_->next()) {
@@ -155,9 +161,7 @@ ValidationResult Validator::run(model::YoloModelImpl& model, loss::YoloLoss* cri
       if (group_) {
         batch_items = items;
       } else {
-        if (!loss_sum.defined()) loss_sum = torch::zeros_like(items);
-        loss_sum += items;
-        ++loss_batches;
+        add_loss(items);
       }
     }
     const std::vector<at::Tensor> per_image = model.postprocess(raw, options.predict);
@@ -188,28 +192,17 @@ ValidationResult Validator::run(model::YoloModelImpl& model, loss::YoloLoss* cri
   }
   if (group_) {
     // Every rank's batches onto rank 0's scorer in the one-process order; the loss summed as one
-    // process sums it (float, batch by batch).
-    const int64_t own_images = static_cast<int64_t>(seen_images.size());
+    // process sums it (float, batch by batch). The other ranks keep their share's images and
+    // times, and no metrics.
     shards.set_times(result.preprocess_ms, result.inference_ms, result.postprocess_ms);
     const MergedShards merged = shards.merge(*group_, *scorer, detections, seen_images);
-    if (group_->rank() != 0) {
-      result.scored = false;
-      result.images = own_images;
-      if (own_images > 0) {
-        result.preprocess_ms /= own_images;
-        result.inference_ms /= own_images;
-        result.postprocess_ms /= own_images;
-      }
-      return result;
+    if (group_->rank() == 0) {
+      result.preprocess_ms = merged.preprocess_ms;
+      result.inference_ms = merged.inference_ms;
+      result.postprocess_ms = merged.postprocess_ms;
+      for (const at::Tensor& items : merged.loss_items) add_loss(items);
     }
-    result.preprocess_ms = merged.preprocess_ms;
-    result.inference_ms = merged.inference_ms;
-    result.postprocess_ms = merged.postprocess_ms;
-    for (const at::Tensor& items : merged.loss_items) {
-      if (!loss_sum.defined()) loss_sum = torch::zeros_like(items);
-      loss_sum += items;
-      ++loss_batches;
-    }
+    result.scored = group_->rank() == 0;
   }
   result.images = static_cast<int64_t>(seen_images.size());
   if (result.images > 0) {
@@ -217,6 +210,7 @@ ValidationResult Validator::run(model::YoloModelImpl& model, loss::YoloLoss* cri
     result.inference_ms /= result.images;
     result.postprocess_ms /= result.images;
   }
+  if (!result.scored) return result;
   if (loss_batches > 0) {
     const at::Tensor mean =
         (loss_sum / static_cast<double>(loss_batches)).to(torch::kCPU).to(torch::kDouble);

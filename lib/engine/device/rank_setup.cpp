@@ -6,7 +6,9 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "core/device_spelling.h"
 #include "core/error.h"
+#include "distributed/local_launcher.h"
 #include "engine/device/device.h"
 
 namespace trainer::engine {
@@ -17,6 +19,13 @@ core::DistEnv read_launch_env() {
   } catch (const std::runtime_error& e) {
     throw core::ConfigError(e.what());
   }
+}
+
+std::optional<int> launch_listed_ranks(const core::TrainConfig& config) {
+  const auto devices = core::split_device_list(config.run.device);
+  if (devices.size() <= 1 || read_launch_env().distributed()) return std::nullopt;
+  return distributed::launch_local_ranks(distributed::own_command_line(),
+                                         static_cast<int>(devices.size()));
 }
 
 RankSetup join_ranks(const core::TrainConfig& config) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "core/config.h"
 #include "core/dist_env.h"
@@ -21,6 +22,11 @@ struct RankSetup {
 
 // torchrun's variables; malformed ones are a core::ConfigError.
 core::DistEnv read_launch_env();
+
+// A device list (device=0,1 or cpu,cpu) outside any launcher: starts one rank per device running
+// this command line again (distributed/local_launcher.h), waits, and returns their exit status;
+// nullopt when this process is to run (one device, or already a launched rank).
+std::optional<int> launch_listed_ranks(const core::TrainConfig& config);
 
 // Reads torchrun's variables (malformed ones are a core::ConfigError) and, when they describe
 // several ranks, joins their group. Logs "rank R of W joined (...)".
