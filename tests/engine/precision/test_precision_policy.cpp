@@ -255,7 +255,10 @@ TEST_CASE("precision: fp32 and bf16 are taken as asked, auto follows the device 
   if (native.native) {
     // Native: the check ran and passed, then the CPU speed probe decided.
     REQUIRE(chosen.check_error);
-    CHECK(*chosen.check_error == doctest::Approx(error));
+    // The same check, run again: oneDNN's bf16 convolutions are not bit-reproducible between
+    // calls (their work split follows the threads it gets; CI under load saw 0.0544589 against
+    // 0.0544443), so "the same" means within 1%, far tighter than any other value it could be.
+    CHECK(*chosen.check_error == doctest::Approx(error).epsilon(0.01));
     REQUIRE(chosen.step_times);
     CHECK((chosen.precision == core::Precision::kBF16) ==
           engine::bf16_pays_off(*chosen.step_times));
