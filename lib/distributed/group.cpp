@@ -44,16 +44,6 @@ constexpr auto kReportStoreTimeout = std::chrono::seconds(3);
 // How often the solo wait looks for the other ranks' arrival keys.
 constexpr auto kSoloPoll = std::chrono::milliseconds(100);
 
-bool agent_store() {
-  const char* v = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
-  return v != nullptr && std::string(v) == "True";
-}
-
-int restart_count() {
-  const char* v = std::getenv("TORCHELASTIC_RESTART_COUNT");
-  return v == nullptr ? 0 : std::atoi(v);
-}
-
 // The listening socket trainer's own launcher handed to rank 0 (distributed/local_launcher.h), when
 // it is a listening socket on MASTER_PORT; the variable is removed so no child inherits it.
 std::optional<int> inherited_store_socket(int port) {
@@ -110,6 +100,11 @@ c10::intrusive_ptr<c10d::Store> connect_store(const GroupOptions& o) {
         "MASTER_ADDR): {}",
         env.rank, env.world_size, env.master_addr, env.master_port, join_seconds, what));
   }
+  return store;
+}
+
+// The ranks' own keys: torch's worker prefix under the agent's store (one per attempt), else ours.
+c10::intrusive_ptr<c10d::Store> group_store(const c10::intrusive_ptr<c10d::Store>& store) {
   const std::string prefix =
       agent_store() ? fmt::format("/worker/attempt_{}/", restart_count()) : std::string("trainer/");
   return c10::make_intrusive<c10d::PrefixStore>(prefix, store);
@@ -226,9 +221,11 @@ Group::Group(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Group::~Group() = default;
 
 std::shared_ptr<Group> Group::join(const GroupOptions& options) {
-  auto store = connect_store(options);
-  auto impl = make_group(store, options.env.rank, options.env.world_size, options.backend,
-                         options.timeouts, options.device);
+  const auto store = connect_store(options);
+  auto impl = make_group(group_store(store), options.env.rank, options.env.world_size,
+                         options.backend, options.timeouts, options.device);
+  impl->attempt = restart_count();
+  impl->records = job_records_in(store, job_name(), impl->attempt);
   auto group = std::shared_ptr<Group>(new Group(std::move(impl)));
   group->barrier();  // everyone's backend is up before anyone trains
   return group;
@@ -240,7 +237,7 @@ std::shared_ptr<Group> Group::join_in_process(const std::string& name, int rank,
 }
 
 std::shared_ptr<Group> Group::join_in_process(const std::string& name, int rank, int size,
-                                              const Timeouts& timeouts) {
+                                              const Timeouts& timeouts, int attempt) {
   // c10d's flight recorder (a per-process log of collectives) is one object for every group, and
   // several groups in one process recording at once corrupt it: off for in-process test groups
   // (read once, before the first group records; a real rank has one group).
@@ -255,7 +252,11 @@ std::shared_ptr<Group> Group::join_in_process(const std::string& name, int rank,
     store = slot;
   }
   store->setTimeout(timeouts.join);
-  auto impl = make_group(store, rank, size, Backend::kGloo, timeouts, c10::Device(c10::kCPU));
+  auto impl =
+      make_group(c10::make_intrusive<c10d::PrefixStore>(fmt::format("attempt_{}/", attempt), store),
+                 rank, size, Backend::kGloo, timeouts, c10::Device(c10::kCPU));
+  impl->attempt = attempt;
+  impl->records = job_records_in(store, name, attempt);
   return std::shared_ptr<Group>(new Group(std::move(impl)));
 }
 
@@ -267,6 +268,13 @@ int Group::size() const {
 }
 Backend Group::backend() const {
   return impl_->backend;
+}
+int Group::attempt() const {
+  return impl_->attempt;
+}
+
+const std::shared_ptr<JobRecords>& Group::records() const {
+  return impl_->records;
 }
 
 void Group::barrier() {

@@ -11,10 +11,12 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/dist_env.h"
+#include "distributed/job_records.h"
 
 namespace trainer::distributed {
 
@@ -65,8 +67,10 @@ class Group {
   // `timeout` for every kind of wait.
   static std::shared_ptr<Group> join_in_process(const std::string& name, int rank, int size,
                                                 std::chrono::milliseconds timeout);
+  // `attempt` stands for torchrun's restart count: a later attempt under the same `name` gets
+  // fresh collectives and the job records the earlier ones left.
   static std::shared_ptr<Group> join_in_process(const std::string& name, int rank, int size,
-                                                const Timeouts& timeouts);
+                                                const Timeouts& timeouts, int attempt = 0);
   ~Group();
   Group(const Group&) = delete;
   Group& operator=(const Group&) = delete;
@@ -74,6 +78,12 @@ class Group {
   int rank() const;
   int size() const;
   Backend backend() const;
+  // This start of the workers under torchrun's elastic agent (TORCHELASTIC_RESTART_COUNT; 0: the
+  // first, and always 0 outside torchrun).
+  int attempt() const;
+
+  // The job's records (job_records.h), in the group's store.
+  const std::shared_ptr<JobRecords>& records() const;
 
   void barrier();
   // Waits (up to the solo timeout) until every rank has called this: the wait for local rank 0's

@@ -41,9 +41,27 @@ struct Group::Impl {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::ProcessGroup> group;
   std::shared_ptr<Heartbeat> heartbeat = std::make_shared<Heartbeat>();
+  int attempt = 0;                      // TORCHELASTIC_RESTART_COUNT
+  std::shared_ptr<JobRecords> records;  // keys that outlive an attempt
   int64_t solo_waits = 0;
   ~Impl();
 };
+
+struct JobRecords::Impl {
+  c10::intrusive_ptr<c10d::Store> store;  // prefixed with the job's name
+  int attempt = 0;
+};
+
+// torchrun's variables: workers are clients of the agent's store (TORCHELASTIC_USE_AGENT_STORE),
+// this start's number (TORCHELASTIC_RESTART_COUNT), the job's name (TORCHELASTIC_RUN_ID, "local"
+// without the agent).
+bool agent_store();
+int restart_count();
+std::string job_name();
+
+// The records of `job` in `store` (the agent's, or an in-process test store).
+std::shared_ptr<JobRecords> job_records_in(const c10::intrusive_ptr<c10d::Store>& store,
+                                           const std::string& job, int attempt);
 
 // What the peers' heartbeats say after a failed wait: which ranks stopped beating (killed,
 // stopped or frozen), which are behind this rank in collectives, or that the store itself does not

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -22,6 +23,7 @@
 #include "rank_threads.h"
 
 using trainer::distributed::Group;
+using trainer::distributed::Timeouts;
 using trainer::test::run_ranks;
 
 TEST_CASE("group: any() is true on every rank when one rank's flag is") {
@@ -95,6 +97,38 @@ TEST_CASE("group: all_reduce_sum adds the ranks' tensors") {
   });
   CHECK(torch::equal(out[0], torch::tensor({3.0, 6.0})));
   CHECK(torch::equal(out[1], torch::tensor({3.0, 6.0})));
+}
+
+TEST_CASE("job records outlive an attempt; a later attempt has fresh collectives") {
+  const Timeouts t{std::chrono::seconds(60), std::chrono::seconds(60), std::chrono::seconds(60)};
+  std::mutex m;
+  std::vector<std::optional<std::string>> seen(2), missing(2);
+  std::vector<int> attempts(2, -1);
+  run_ranks(
+      "records", 2,
+      [&](int rank, Group& g) {
+        CHECK(g.attempt() == 0);
+        if (rank == 0) g.records()->set("run", "abc\nruns/x");
+        g.barrier();
+        CHECK(g.records()->get("run") == std::optional<std::string>("abc\nruns/x"));
+      },
+      t, 0);
+  run_ranks(
+      "records", 2,
+      [&](int rank, Group& g) {
+        // A barrier first: the second attempt's Gloo meets in its own keys, not attempt 0's.
+        g.barrier();
+        std::lock_guard<std::mutex> lock(m);
+        attempts[static_cast<size_t>(rank)] = g.attempt();
+        seen[static_cast<size_t>(rank)] = g.records()->get("run");
+        missing[static_cast<size_t>(rank)] = g.records()->get("committed");
+      },
+      t, 1);
+  for (int r = 0; r < 2; ++r) {
+    CHECK(attempts[static_cast<size_t>(r)] == 1);
+    CHECK(seen[static_cast<size_t>(r)] == std::optional<std::string>("abc\nruns/x"));
+    CHECK_FALSE(missing[static_cast<size_t>(r)]);
+  }
 }
 
 TEST_CASE("backend: empty picks gloo on the CPU, unknown names and nccl on the CPU are refused") {
