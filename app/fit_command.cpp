@@ -4,18 +4,23 @@
 // no torchrun around it, it starts one rank per device itself and waits for them.
 #include <unistd.h>
 
+#include <csignal>
+
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "app/commands.h"
 #include "app/config_args.h"
 #include "app/usage.h"
 #include "core/error.h"
 #include "core/fault_hooks.h"
+#include "engine/checkpoint/fit_start.h"
 #include "engine/device/rank_setup.h"
 #include "engine/trainer.h"
 
@@ -41,6 +46,55 @@ std::function<bool(int64_t, int64_t)> non_finite_fault(int rank) {
     if (*fired || epoch != e || batch != b) return false;
     *fired = true;
     return true;
+  };
+}
+
+// TRAINER_FAULT_KILL=A:R:E:B[,...] (with TRAINER_TEST_HOOKS=1; scripts/elastic_test.sh): on
+// attempt A of an elastic job (TORCHELASTIC_RESTART_COUNT, 0 outside torchrun) rank R kills itself
+// with SIGKILL before training batch B of epoch E, or for B = vN after its validation batch N of
+// epoch E (0-based), as an OOM kill or a lost node would end it.
+struct KillPoint {
+  int64_t epoch = -1;
+  int64_t batch = -1;
+  bool validation = false;
+};
+
+std::vector<KillPoint> kill_points(int rank) {
+  const auto setting = core::fault_setting("TRAINER_FAULT_KILL");
+  std::vector<KillPoint> points;
+  if (!setting) return points;
+  const char* attempt_text = std::getenv("TORCHELASTIC_RESTART_COUNT");
+  const int attempt = attempt_text ? std::atoi(attempt_text) : 0;
+  std::stringstream list(*setting);
+  std::string spec;
+  while (std::getline(list, spec, ',')) {
+    int a = -1, r = -1;
+    long long e = -1, b = -1;
+    char v = 0;
+    KillPoint p;
+    if (std::sscanf(spec.c_str(), "%d:%d:%lld:v%lld", &a, &r, &e, &b) == 4) {
+      p.validation = true;
+    } else if (std::sscanf(spec.c_str(), "%d:%d:%lld:%lld%c", &a, &r, &e, &b, &v) != 4) {
+      throw core::ConfigError("TRAINER_FAULT_KILL: '" + spec +
+                              "' is not ATTEMPT:RANK:EPOCH:BATCH or ATTEMPT:RANK:EPOCH:vBATCH");
+    }
+    p.epoch = e;
+    p.batch = b;
+    if (a == attempt && r == rank) points.push_back(p);
+  }
+  return points;
+}
+
+std::function<void(int64_t, int64_t)> kill_at(const std::vector<KillPoint>& points,
+                                              bool validation) {
+  std::vector<KillPoint> mine;
+  for (const auto& p : points)
+    if (p.validation == validation) mine.push_back(p);
+  if (mine.empty()) return {};
+  return [mine](int64_t epoch, int64_t batch) {
+    for (const auto& p : mine) {
+      if (p.epoch == epoch && p.batch == batch) ::raise(SIGKILL);
+    }
   };
 }
 
@@ -77,11 +131,22 @@ Command register_fit_command(CLI::App& app, const GlobalOptions& /*global*/) {
   cli->add_flag("--per-class", opts->per_class, "print the per-class table after the last epoch");
   return {cli, [opts] {
             const auto [file, overrides] = split_config_args(opts->args);
-            const core::TrainConfig config = engine::load_fit_config(file, overrides);
-            require_dataset(config, file);
-            if (const auto status = engine::launch_listed_ranks(config)) return *status;
-            const engine::RankSetup ranks = engine::join_ranks(config);
+            // A rank under torchrun may lack resume='s file (no shared file system): the ranks
+            // agree on the checkpoint after joining, and a restarted attempt finds its run.
+            const bool launched_rank = engine::read_launch_env().world_size > 1;
+            const core::TrainConfig loaded = engine::load_fit_config(
+                file, overrides, /*checkpoint_may_be_elsewhere=*/launched_rank);
+            if (!launched_rank) require_dataset(loaded, file);
+            if (const auto status = engine::launch_listed_ranks(loaded)) return *status;
+            const engine::RankSetup ranks = engine::join_ranks(loaded);
+            engine::FitStart start = engine::agree_fit_start(ranks.group.get(), ranks.records.get(),
+                                                             loaded, file, overrides);
+            require_dataset(start.config, file);
             engine::FitOptions fit_options;
+            fit_options.resume_checkpoint = std::move(start.checkpoint);
+            fit_options.restart_dir = start.restart_dir;
+            fit_options.run_id = start.run_id;
+            fit_options.records = ranks.records;
             fit_options.interactive = ::isatty(STDERR_FILENO) != 0;
             fit_options.per_class = opts->per_class;
             fit_options.group = ranks.group;
@@ -90,7 +155,10 @@ Command register_fit_command(CLI::App& app, const GlobalOptions& /*global*/) {
             fit_options.local_rank = ranks.env.local_rank;
             fit_options.local_world_size = ranks.env.local_world_size;
             fit_options.inject_non_finite = non_finite_fault(ranks.env.rank);
-            const auto result = engine::fit(config, fit_options);
+            const auto kills = kill_points(ranks.env.rank);
+            fit_options.before_batch = kill_at(kills, /*validation=*/false);
+            fit_options.after_validation_batch = kill_at(kills, /*validation=*/true);
+            const auto result = engine::fit(start.config, fit_options);
             if (fit_options.rank != 0) return 0;
             std::cout << "run folder: " << result.run_dir.string() << "\n";
             if (result.last_validation) {

@@ -10,8 +10,9 @@
                                           (every column but the wall time)
   checkpoints.py same-files RUN_A RUN_B   prints true when both weights/ folders hold the same
                                           .ckpt and .pt files with the same tensors, counters, RNG
-                                          and config, bit for bit (the write date and
-                                          the config's project folder aside)
+                                          and config, bit for bit (the write date, the
+                                          run id, the results copy and the config's
+                                          project folder aside)
   checkpoints.py exports RUN_A RUN_B      prints true when RUN_B's weights/last.pt and best.pt hold
                                           the EMA weights of its last.ckpt and best.ckpt, and equal
                                           RUN_A's .pt files bit for bit
@@ -69,6 +70,9 @@ def same_files(run_a, run_b):
         if isinstance(a, dict) and isinstance(b, dict):
             for ckpt in (a, b):
                 ckpt.pop("date", None)
+                # Each run's own id, and its results rows (wall times; `rows` compares the rest).
+                ckpt.pop("run_id", None)
+                ckpt.pop("results_csv", None)
                 # The runs' own folder (`project:`, and paths below it such as `resume:`) differs
                 # between the two runs by construction.
                 text = ckpt.get("config_yaml")

@@ -32,9 +32,12 @@
 
 #include "core/atomic_file.h"
 #include "core/config_writer.h"
+#include "core/error.h"
 #include "core/logging.h"
 #include "core/run_lock.h"
 #include "data/loader_options.h"
+#include "engine/checkpoint/checkpoint_exchange.h"
+#include "engine/checkpoint/fit_start.h"
 #include "engine/checkpoint/model_source.h"
 #include "engine/checkpoint/run_state.h"
 #include "engine/device/device.h"
@@ -108,6 +111,24 @@ void keep_earlier_results(const std::filesystem::path& run_dir) {
   }
 }
 
+// A resume whose run folder lacks rows the checkpoint has (a node without a shared file system,
+// a restart that put rank 0 on another node): results.csv from the checkpoint's copy.
+void restore_results_csv(const Checkpoint& from, const std::filesystem::path& file) {
+  if (from.results_csv.empty()) return;
+  if (std::filesystem::exists(file)) {
+    std::vector<std::string> columns;
+    std::vector<std::vector<double>> rows;
+    try {
+      read_results_csv(file, &columns, &rows);
+      if (static_cast<int64_t>(rows.size()) >= from.epoch + 1) return;
+    } catch (const std::exception&) {  // unreadable: the checkpoint's copy replaces it
+    }
+  }
+  core::write_file_atomically(file, from.results_csv);
+  spdlog::info("{}: rows up to epoch {} restored from the checkpoint", file.string(),
+               from.epoch + 1);
+}
+
 // What one epoch's training pass leaves for the epoch end.
 struct TrainedEpoch {
   std::vector<double> losses;          // the task's loss items, means over the epoch
@@ -143,7 +164,7 @@ class FitRun {
   }
   // On a BN-folded copy of the EMA weights (the shadow is never touched); rank 0 only, and only
   // where `val` or the final epoch asks.
-  std::optional<ValidationResult> validate_ema(bool final_epoch);
+  std::optional<ValidationResult> validate_ema(int64_t epoch, bool final_epoch);
   // Best fitness so far; returns whether this epoch improved it.
   bool update_best(int64_t epoch, const TrainedEpoch& trained,
                    const std::optional<ValidationResult>& val);
@@ -160,6 +181,12 @@ class FitRun {
 
  private:
   double elapsed() const { return seconds_since(start_); }
+  // The resume's checkpoint: as given (agree_fit_start), or under a group agreed here (a rank
+  // whose node lacks the file receives it), or none (open_run_folder reads config.run.resume).
+  std::optional<Checkpoint> resume_checkpoint() const;
+  // The run's id: the job's (a restart), the checkpoint's when resuming in its own run folder, or
+  // a new one (rank 0's counts).
+  std::string choose_run_id() const;
 
   const FitOptions& options_;
   std::shared_ptr<distributed::Group> group_;
@@ -190,6 +217,7 @@ class FitRun {
   int64_t start_epoch_ = 0;
   int non_finite_recoveries_ = 0;  // consecutive, reset by a good epoch (the reference's rule)
   int64_t last_saved_epoch_ = -1;  // the epoch last.ckpt holds
+  std::string run_id_;             // kept by a resume in the run's folder (checkpoint_exchange.h)
 };
 
 void FitRun::open_run(const core::TrainConfig& user_config) {
@@ -209,17 +237,23 @@ void FitRun::open_run(const core::TrainConfig& user_config) {
 
   // Run folder: a resumed run continues in its own folder (runs/x/weights/last.ckpt -> runs/x).
   // Rank 0 creates it; the others take its name (they never write there).
-  folder_ = open_run_folder(config_, main_rank_);
-  if (group_) folder_.dir = group_->broadcast_text(folder_.dir.string(), 0);
+  folder_ = open_run_folder(config_, main_rank_, resume_checkpoint(), options_.restart_dir);
+  run_id_ = choose_run_id();
+  if (group_) {
+    folder_.dir = group_->broadcast_text(folder_.dir.string(), 0);
+    run_id_ = group_->broadcast_text(run_id_, 0);
+  }
   result_.run_dir = folder_.dir;
   weights_dir_ = result_.run_dir / "weights";
   if (!main_rank_) return;
+  // Where a restarted attempt of this job finds the run (fit_start.h).
+  if (options_.records) options_.records->set(kRunRecord, run_record(run_id_, result_.run_dir));
   lock_.emplace(result_.run_dir);
   if (!lock_->stale_holder().empty()) {
     spdlog::info("{}: took over the lock of a run that ended without releasing it ({})",
                  result_.run_dir.string(), lock_->stale_holder());
   }
-  if (!folder_.resume) keep_earlier_results(result_.run_dir);
+  if (!folder_.resume && options_.restart_dir.empty()) keep_earlier_results(result_.run_dir);
   std::filesystem::create_directories(weights_dir_);
   core::add_run_log_file(result_.run_dir, options_.rank, "train.log");
   for (const auto& dir : {result_.run_dir, weights_dir_}) {
@@ -229,6 +263,27 @@ void FitRun::open_run(const core::TrainConfig& user_config) {
   core::write_config_yaml(recorded_, result_.run_dir / "args.yaml");
   spdlog::info("run folder: {}", result_.run_dir.string());
   spdlog::info("configuration:\n{}", core::config_table(recorded_));
+}
+
+std::optional<Checkpoint> FitRun::resume_checkpoint() const {
+  if (options_.resume_checkpoint) return options_.resume_checkpoint;
+  if (!group_ || config_.run.resume.empty()) return std::nullopt;
+  AgreedCheckpoint agreed = agree_on_checkpoint(group_.get(), config_.run.resume, {});
+  if (!agreed.checkpoint) {
+    throw core::InputError(fmt::format("resume: no rank can read the checkpoint {} ({})",
+                                       config_.run.resume, agreed.describe_offers()));
+  }
+  return std::move(agreed.checkpoint);
+}
+
+std::string FitRun::choose_run_id() const {
+  if (!options_.run_id.empty()) return options_.run_id;
+  if (folder_.resume && !folder_.resume->run_id.empty()) {
+    std::error_code ec;
+    const auto own = std::filesystem::absolute(config_.run.resume).parent_path().parent_path();
+    if (std::filesystem::equivalent(own, folder_.dir, ec)) return folder_.resume->run_id;
+  }
+  return new_run_id();
 }
 
 int64_t FitRun::build_training() {
@@ -279,7 +334,10 @@ int64_t FitRun::build_training() {
   layout_.columns = ctx.net.columns;
   layout_.train_loss.assign(ctx.net.columns.loss_names.size(), 0.0);
   layout_.learning_rates.assign(ctx.optimization.optimizer->groups().size(), 0.0);
-  if (main_rank_) results_.emplace(result_.run_dir / "results.csv", layout_.header(), start_epoch_);
+  if (main_rank_) {
+    if (folder_.resume) restore_results_csv(*folder_.resume, result_.run_dir / "results.csv");
+    results_.emplace(result_.run_dir / "results.csv", layout_.header(), start_epoch_);
+  }
   if (main_rank_ && config_.run.tensorboard) tensorboard_.emplace(result_.run_dir);
   progress_.emplace(epochs_, ctx.batches_per_epoch(), config_.data.imgsz,
                     options_.interactive && main_rank_, ctx.net.columns.loss_names);
@@ -302,6 +360,7 @@ TrainedEpoch FitRun::train_one_epoch(int64_t epoch) {
   while (auto batch = ctx.inputs.train_loader->next()) {
     const int64_t ni = i + nb * epoch;
     step.apply_schedule(ni);
+    if (options_.before_batch) options_.before_batch(epoch, i);
     if (options_.inject_non_finite && options_.inject_non_finite(epoch, i)) step.poison_next_loss();
     step.run(*batch, ni);
     if (options_.observe_optimizer_step && step.last_opt_step() == ni) {
@@ -337,12 +396,24 @@ bool FitRun::redo_if_non_finite(int64_t epoch, const TrainedEpoch& trained) {
     non_finite_recoveries_ = 0;
     return false;
   }
-  roll_back_epoch(*ctx_, *step_, weights_dir_ / "last.ckpt", epoch, last_saved_epoch_,
-                  ++non_finite_recoveries_, kMaxNonFiniteRecoveries);
+  // The checkpoint this run last saved, from whichever rank holds it (rank 0 wrote it; without a
+  // shared file system the others receive it).
+  std::optional<Checkpoint> good;
+  std::string source = "no checkpoint to go back to yet";
+  if (last_saved_epoch_ >= 0) {
+    AgreedCheckpoint agreed =
+        agree_on_checkpoint(group_.get(), weights_dir_ / "last.ckpt", {run_id_, last_saved_epoch_});
+    good = std::move(agreed.checkpoint);
+    source = good ? agreed.where
+                  : fmt::format("no rank can read the checkpoint of epoch {} this run saved: {}",
+                                last_saved_epoch_ + 1, agreed.describe_offers());
+  }
+  roll_back_epoch(*ctx_, *step_, good, source, epoch, ++non_finite_recoveries_,
+                  kMaxNonFiniteRecoveries);
   return true;
 }
 
-std::optional<ValidationResult> FitRun::validate_ema(bool final_epoch) {
+std::optional<ValidationResult> FitRun::validate_ema(int64_t epoch, bool final_epoch) {
   TrainingContext& ctx = *ctx_;
   ctx.optimization.ema->copy_to(eval_state_);
   if (!validator_ || !(config_.run.val || final_epoch)) return std::nullopt;
@@ -352,6 +423,9 @@ std::optional<ValidationResult> FitRun::validate_ema(bool final_epoch) {
   auto vo = ValidationOptions::from_config(config_);
   vo.bf16 = ctx.bf16();  // the run's precision, `auto` resolved
   vo.keep_detections = config_.run.save_json && final_epoch;
+  if (options_.after_validation_batch) {
+    vo.after_batch = [this, epoch](int64_t b) { options_.after_validation_batch(epoch, b); };
+  }
   // Scored on a BN-folded copy of the EMA weights, as the reference validates a fused model;
   // eval_model_ keeps its BatchNorms for the .pt export.
   auto fused = model::fused_copy(*eval_model_);
@@ -403,14 +477,20 @@ void FitRun::save_epoch(int64_t epoch, bool improved, bool final_epoch,
     // kill before that redoes the epoch on resume and writes them again.
     const bool write_predictions = val && final_epoch && config_.run.save_json;
     const TaskDefinition& task = *ctx_->task;
-    save_checkpoints(
-        make_checkpoint(*ctx_, *step_, epoch, result_.best_fitness, result_.best_epoch),
-        *eval_model_, weights_dir_, improved, config_.run.save_period, [&] {
-          if (!write_predictions) return;
-          task.write_predictions(*val, ctx_->inputs.dataset.names,
-                                 result_.run_dir / "predictions.json");
-          spdlog::info("save_json: {}", (result_.run_dir / "predictions.json").string());
-        });
+    Checkpoint ckpt =
+        make_checkpoint(*ctx_, *step_, epoch, result_.best_fitness, result_.best_epoch);
+    ckpt.run_id = run_id_;
+    ckpt.results_csv = format_results_csv(results_->columns(), results_->rows());
+    save_checkpoints(ckpt, *eval_model_, weights_dir_, improved, config_.run.save_period, [&] {
+      if (!write_predictions) return;
+      task.write_predictions(*val, ctx_->inputs.dataset.names,
+                             result_.run_dir / "predictions.json");
+      spdlog::info("save_json: {}", (result_.run_dir / "predictions.json").string());
+    });
+    if (options_.records) {  // what a restarted attempt that cannot read it reports (fit_start.h)
+      options_.records->set(kCommittedRecord,
+                            committed_record(epoch, (weights_dir_ / "last.ckpt").string()));
+    }
   }
   last_saved_epoch_ = epoch;  // every rank: a rollback reloads what rank 0 saved
 }
@@ -483,7 +563,7 @@ FitResult fit(const core::TrainConfig& config, const FitOptions& options) {
     const TrainedEpoch trained = run.train_one_epoch(epoch);
     if (run.redo_if_non_finite(epoch, trained)) continue;  // the same epoch, from last.ckpt
     const bool final_epoch = run.is_final(epoch, trained);
-    std::optional<ValidationResult> val = run.validate_ema(final_epoch);
+    std::optional<ValidationResult> val = run.validate_ema(epoch, final_epoch);
     const bool improved = run.update_best(epoch, trained, val);
     run.record_epoch(epoch, trained, val);              // results.csv, plots, TensorBoard
     run.save_epoch(epoch, improved, final_epoch, val);  // checkpoints; last.ckpt commits it

@@ -28,9 +28,22 @@ struct FitOptions {
   std::shared_ptr<distributed::Group> group;
   int local_rank = 0;
   int local_world_size = 1;
+  // How this process starts (agree_fit_start, engine/checkpoint/fit_start.h): the resume's
+  // checkpoint as the ranks agreed on it (else fit reads config.run.resume, agreeing under a
+  // group), and for an elastic restart the job's run folder and run id.
+  std::optional<Checkpoint> resume_checkpoint;
+  std::filesystem::path restart_dir;
+  std::string run_id;
+  // The job's records under torchrun's agent (null elsewhere): rank 0 leaves the run folder and
+  // each committed epoch there for a restarted attempt.
+  std::shared_ptr<distributed::JobRecords> records;
   // Fault injection for tests: called before each batch with (epoch, batch index); returning true
   // makes that batch's loss non-finite (NaN), as a diverging run would.
   std::function<bool(int64_t epoch, int64_t batch)> inject_non_finite;
+  // For the fault tests: called before each training batch, and after each validation batch of
+  // this rank, with (epoch, batch index).
+  std::function<void(int64_t epoch, int64_t batch)> before_batch;
+  std::function<void(int64_t epoch, int64_t batch)> after_validation_batch;
   // For tests: called after each batch whose step ran the optimizer, with (epoch, batch index).
   std::function<void(int64_t epoch, int64_t batch)> observe_optimizer_step;
 };

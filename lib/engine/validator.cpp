@@ -189,6 +189,7 @@ ValidationResult Validator::run(model::YoloModelImpl& model, loss::YoloLoss* cri
       shards.add_batch(batch->index, *scorer, detections, first_detection, std::move(batch_images),
                        batch_items);
     }
+    if (options.after_batch) options.after_batch(batch->index);
   }
   if (group_) {
     // Every rank's batches onto rank 0's scorer in the one-process order; the loss summed as one

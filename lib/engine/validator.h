@@ -10,6 +10,7 @@
 
 #include <c10/core/Device.h>
 
+#include <functional>
 #include <memory>
 
 #include "core/config.h"
@@ -42,6 +43,8 @@ struct ValidationOptions {
   // The forward pass under BF16 autocast: the run's resolved precision (fit passes its
   // PrecisionDecision's), never re-read from a config.
   bool bf16 = false;
+  // For the fault tests: called after each of this rank's batches with its index in the plan.
+  std::function<void(int64_t batch)> after_batch;
 
   // From the config's conf (0.01 for an OBB run left at the default 0.001), iou, max_det and
   // val_batches; bf16 when `precision: bf16` is asked (`auto` is left to the caller, fp32 here).

@@ -92,6 +92,8 @@ void save_checkpoint(const Checkpoint& c, const std::filesystem::path& path) {
   dict.insert("optimizer_name", c.optimizer_name);
   dict.insert("world_size", c.world_size);
   dict.insert("precision", c.precision);
+  dict.insert("run_id", c.run_id);
+  dict.insert("results_csv", c.results_csv);
   dict.insert("model", to_dict(c.model));
   dict.insert("ema", to_dict(c.ema));
   dict.insert("optimizer", to_dict(c.optimizer));
@@ -156,6 +158,8 @@ Checkpoint parse_checkpoint(const std::vector<char>& bytes, const std::string& f
   c.optimizer_name = r.string("optimizer_name");
   if (dict.find("world_size") != dict.end()) c.world_size = r.integer("world_size");
   if (dict.find("precision") != dict.end()) c.precision = r.string("precision");
+  if (dict.find("run_id") != dict.end()) c.run_id = r.string("run_id");
+  if (dict.find("results_csv") != dict.end()) c.results_csv = r.string("results_csv");
   c.model = r.tensors("model");
   c.ema = r.tensors("ema");
   c.optimizer = r.tensors("optimizer");

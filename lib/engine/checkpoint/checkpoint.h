@@ -43,6 +43,9 @@ struct Checkpoint {
   std::string optimizer_name;  // "MuSGD", "SGD", "AdamW"
   int64_t world_size = 1;      // data-parallel ranks that trained it (1 when absent)
   std::string precision;       // what it computed in, "bf16" / "fp32" ("" when absent)
+  std::string run_id;          // the run it belongs to (FitRun; "" when absent): a node's file at
+                               // the same path from another run is never taken for this run's
+  std::string results_csv;     // results.csv up to this epoch, for a node without the run folder
   TensorMap model;             // live weights and buffers, reference key names
   TensorMap ema;               // ModelEma::state_dict() (includes ema.updates)
   TensorMap optimizer;         // Optimizer::state_dict()

@@ -52,19 +52,26 @@ std::filesystem::path branch_if_older(const std::filesystem::path& run_dir, cons
 }  // namespace
 
 core::TrainConfig load_fit_config(const std::filesystem::path& file,
-                                  const std::vector<std::string>& overrides) {
+                                  const std::vector<std::string>& overrides,
+                                  bool checkpoint_may_be_elsewhere) {
   std::string resume;
   for (const auto& o : overrides) {
     if (o.rfind("resume=", 0) == 0) resume = o.substr(7);
   }
-  if (names_a_checkpoint(resume)) return resume_config(resume, overrides, file);
+  // A rank whose node lacks the checkpoint: the command line as given, resume= still naming it.
+  const auto elsewhere = [&](const std::string& path) {
+    return checkpoint_may_be_elsewhere && !std::filesystem::exists(path);
+  };
+  if (names_a_checkpoint(resume) && !elsewhere(resume)) {
+    return resume_config(resume, overrides, file);
+  }
   const auto loaded = core::load_config(file, overrides);
   for (const auto& note : loaded.notes) {
     spdlog::info("{}: {}", note.where.describe(), note.message);
   }
   // `resume: PATH` in the file: the same rules as resume= on the command line (the overrides that
   // may change apply, every other key of the file and the command line is compared).
-  if (names_a_checkpoint(loaded.config.run.resume)) {
+  if (names_a_checkpoint(loaded.config.run.resume) && !elsewhere(loaded.config.run.resume)) {
     return resume_config(loaded.config.run.resume, overrides, file);
   }
   return loaded.config;
@@ -122,11 +129,16 @@ core::TrainConfig resume_config(const std::filesystem::path& resume,
                                 const std::vector<std::string>& overrides,
                                 const std::filesystem::path& file) {
   const std::filesystem::path checkpoint = resume_checkpoint_path(resume);
+  return resume_config(load_checkpoint(checkpoint), checkpoint, overrides, file);
+}
+
+core::TrainConfig resume_config(const Checkpoint& ckpt, const std::filesystem::path& checkpoint,
+                                const std::vector<std::string>& overrides,
+                                const std::filesystem::path& file) {
   const auto& changeable = changeable_on_resume();
   const auto is_changeable = [&](const std::string& key) {
     return std::find(changeable.begin(), changeable.end(), key) != changeable.end();
   };
-  const Checkpoint ckpt = load_checkpoint(checkpoint);
   std::vector<std::string> kept, others;
   for (const auto& o : overrides) {
     const std::string key = o.substr(0, o.find('='));
@@ -172,13 +184,23 @@ core::TrainConfig resume_config(const std::filesystem::path& resume,
   return loaded.config;
 }
 
-RunFolder open_run_folder(const core::TrainConfig& config, bool main_rank) {
+RunFolder open_run_folder(const core::TrainConfig& config, bool main_rank,
+                          std::optional<Checkpoint> checkpoint,
+                          const std::filesystem::path& restart_dir) {
   RunFolder folder;
+  if (!restart_dir.empty()) {  // an elastic restart: the folder its first attempt opened
+    if (main_rank) std::filesystem::create_directories(restart_dir);
+    folder.dir = restart_dir;
+    if (!config.run.resume.empty()) {
+      folder.resume = checkpoint ? std::move(checkpoint) : load_checkpoint(config.run.resume);
+    }
+    return folder;
+  }
   if (config.run.resume.empty()) {
     folder.dir = main_rank ? core::create_run_dir(config.run) : core::choose_run_dir(config.run);
     return folder;
   }
-  folder.resume = load_checkpoint(config.run.resume);
+  folder.resume = checkpoint ? std::move(checkpoint) : load_checkpoint(config.run.resume);
   if (folder.resume->version < kOldestResumableCheckpointVersion) {
     throw core::InputError(fmt::format(
         "{}: written by an older trainer (checkpoint format {}) whose optimizer state uses "
@@ -186,6 +208,7 @@ RunFolder open_run_folder(const core::TrainConfig& config, bool main_rank) {
         "new run from them or score them with trainer val weights={}",
         config.run.resume, folder.resume->version, config.run.resume));
   }
+  if (!main_rank) return folder;  // the main rank's folder is the run's (fit broadcasts it)
   const auto weights = std::filesystem::absolute(config.run.resume).parent_path();
   const auto run_dir = weights.parent_path();
   if (weights.filename() != "weights" || !core::is_run_folder(run_dir)) {

@@ -19,8 +19,12 @@ namespace trainer::engine {
 // The config `trainer fit CONFIG key=value...` trains: `file` (may be empty) with `overrides`, or,
 // when `resume=PATH` is given (on the command line or in the file), the checkpoint's own config
 // through resume_config(). Logs the loader's notes. Throws core::ConfigError / core::InputError.
+// `checkpoint_may_be_elsewhere` (a rank of a group): when the checkpoint resume= names is not on
+// this node, the config is the command line's with resume= still naming it; the ranks then agree
+// on it (agree_fit_start) and the holder sends it.
 core::TrainConfig load_fit_config(const std::filesystem::path& file,
-                                  const std::vector<std::string>& overrides);
+                                  const std::vector<std::string>& overrides,
+                                  bool checkpoint_may_be_elsewhere = false);
 
 // The checkpoint `resume` names: itself, or for a run's exported weights (weights/last.pt) the
 // .ckpt beside it, logging so. Throws core::InputError for a .pt without one.
@@ -42,6 +46,10 @@ const std::vector<std::string>& changeable_on_resume();
 core::TrainConfig resume_config(const std::filesystem::path& checkpoint,
                                 const std::vector<std::string>& overrides,
                                 const std::filesystem::path& file = {});
+// The same for a checkpoint already read (or received from another rank) from `checkpoint`.
+core::TrainConfig resume_config(const Checkpoint& ckpt, const std::filesystem::path& checkpoint,
+                                const std::vector<std::string>& overrides,
+                                const std::filesystem::path& file = {});
 
 // Where a run writes, and the checkpoint it continues from (none for a new run).
 struct RunFolder {
@@ -55,6 +63,11 @@ struct RunFolder {
 // nothing of the run is overwritten; results.csv is copied there). A checkpoint that is not in a
 // run folder's weights/ (core::is_run_folder) resumes in a new folder of its config's
 // project/name, logged: nothing beside the checkpoint is written.
-RunFolder open_run_folder(const core::TrainConfig& config, bool main_rank);
+// `checkpoint`: the resume's, already read or received (else read from config.run.resume).
+// `restart_dir` (an elastic restart): the folder the job's first attempt opened, used as it is.
+// Only the main rank's folder counts: the others take its name (FitRun broadcasts it).
+RunFolder open_run_folder(const core::TrainConfig& config, bool main_rank,
+                          std::optional<Checkpoint> checkpoint = std::nullopt,
+                          const std::filesystem::path& restart_dir = {});
 
 }  // namespace trainer::engine

@@ -154,37 +154,28 @@ int64_t restore_run(TrainingContext& ctx, TrainStep& step, const Checkpoint& che
   return start_epoch;
 }
 
-void roll_back_epoch(TrainingContext& ctx, TrainStep& step, const std::filesystem::path& last,
-                     int64_t epoch, int64_t last_saved_epoch, int recoveries, int max_recoveries) {
-  if (!std::filesystem::exists(last) || recoveries > max_recoveries) {
+void roll_back_epoch(TrainingContext& ctx, TrainStep& step, const std::optional<Checkpoint>& good,
+                     const std::string& source, int64_t epoch, int recoveries, int max_recoveries) {
+  if (!good || recoveries > max_recoveries) {
     throw std::runtime_error(fmt::format(
         "non-finite loss or gradient in epoch {} ({}); try a lower lr0, precision=fp32, or "
         "check the labels",
         epoch + 1,
-        std::filesystem::exists(last)
-            ? fmt::format("{} recoveries from {} did not help", max_recoveries, last.string())
-            : "no checkpoint to go back to yet"));
-  }
-  const Checkpoint good = load_checkpoint(last);
-  if (good.epoch != last_saved_epoch) {
-    throw core::InputError(fmt::format(
-        "{}: holds epoch {}, but this run last saved epoch {}; it was replaced by something "
-        "else, so the run stops rather than continue from it",
-        last.string(), good.epoch + 1, last_saved_epoch + 1));
+        good ? fmt::format("{} recoveries from {} did not help", max_recoveries, source) : source));
   }
   spdlog::warn(
       "non-finite loss or gradient in epoch {}: discarding its updates and running it again "
       "from {} with its EMA weights ({}/{})",
-      epoch + 1, last.string(), recoveries, max_recoveries);
-  restore_state(ctx, good, last.string());
-  load_ema_into_model(ctx, good, last.string());
+      epoch + 1, source, recoveries, max_recoveries);
+  restore_state(ctx, *good, source);
+  load_ema_into_model(ctx, *good, source);
   // As a resume from `good` would continue: the failed pass's gradients (NaN under accumulation)
   // give way to the ones pending when `good` was saved, and the accumulation counter is the one
   // saved with them, so the redone epoch's optimizer steps land on the same iterations as in an
   // uninterrupted epoch.
   ctx.optimization.optimizer->zero_grad();
-  restore_gradients(*ctx.net.model, good.pending_grads);
-  step.set_last_opt_step(good.last_opt_step);
+  restore_gradients(*ctx.net.model, good->pending_grads);
+  step.set_last_opt_step(good->last_opt_step);
 }
 
 }  // namespace trainer::engine

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
+#include <string>
 
 #include "engine/checkpoint/checkpoint.h"
 
@@ -31,14 +33,14 @@ void keep_checkpoint_precision(TrainingContext& ctx, const Checkpoint& checkpoin
 int64_t restore_run(TrainingContext& ctx, TrainStep& step, const Checkpoint& checkpoint,
                     const std::string& source);
 
-// The non-finite recovery, as the reference does: reloads `last` (which must hold
-// `last_saved_epoch`, the epoch this run last saved) with its EMA weights in the model (a
-// different start from the failed attempt's), replaces every gradient of the failed pass (NaNs
-// still sit in .grad under accumulation) by the checkpoint's pending ones and restores its last
-// optimizer step, so that `epoch` runs again with the same accumulation cadence. `recoveries`
-// counts the consecutive tries including this one; past `max_recoveries`, or without a checkpoint,
-// throws with advice.
-void roll_back_epoch(TrainingContext& ctx, TrainStep& step, const std::filesystem::path& last,
-                     int64_t epoch, int64_t last_saved_epoch, int recoveries, int max_recoveries);
+// The non-finite recovery, as the reference does: reloads `good`, the checkpoint this run last
+// saved as the ranks agreed on it (checkpoint_exchange.h; read from `source`), with its EMA weights
+// in the model (a different start from the failed attempt's), replaces every gradient of the
+// failed pass (NaNs still sit in .grad under accumulation) by the checkpoint's pending ones and
+// restores its last optimizer step, so that `epoch` runs again with the same accumulation cadence.
+// `recoveries` counts the consecutive tries including this one; past `max_recoveries`, or without
+// a checkpoint (`source` then says why), throws with advice.
+void roll_back_epoch(TrainingContext& ctx, TrainStep& step, const std::optional<Checkpoint>& good,
+                     const std::string& source, int64_t epoch, int recoveries, int max_recoveries);
 
 }  // namespace trainer::engine

@@ -32,7 +32,13 @@ RankSetup join_ranks(const core::TrainConfig& config) {
   RankSetup setup;
   setup.env = read_launch_env();
   const core::DistEnv& env = setup.env;
-  if (!env.distributed()) return setup;
+  const auto ms = [](double seconds) {
+    return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0));
+  };
+  if (!env.distributed()) {  // a single worker of torchrun (a restart may leave one) keeps records
+    setup.records = distributed::JobRecords::connect(env, ms(config.run.dist_join_timeout));
+    return setup;
+  }
   const c10::Device device =
       resolve_device(device_for_rank(config.run.device, env.local_rank, env.local_world_size));
   use_device(device);  // NCCL binds to the current device
@@ -40,13 +46,11 @@ RankSetup join_ranks(const core::TrainConfig& config) {
   options.env = env;
   options.backend = distributed::choose_backend(config.run.dist_backend, device.is_cuda());
   options.device = device;
-  const auto ms = [](double seconds) {
-    return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0));
-  };
   options.timeouts.steady = ms(config.run.dist_timeout);
   options.timeouts.join = ms(config.run.dist_join_timeout);
   options.timeouts.solo = ms(config.run.dist_solo_timeout);
   setup.group = distributed::Group::join(options);
+  setup.records = setup.group->records();
   spdlog::info("rank {} of {} joined ({}, {}:{})", env.rank, env.world_size,
                distributed::backend_name(options.backend), env.master_addr, env.master_port);
   return setup;

@@ -18,6 +18,9 @@ namespace trainer::engine {
 struct RankSetup {
   core::DistEnv env;                          // world_size 1: a single process
   std::shared_ptr<distributed::Group> group;  // null for a single process
+  // The job's records under torchrun's agent (the group's, or for a single worker its own
+  // client of the agent's store); null elsewhere.
+  std::shared_ptr<distributed::JobRecords> records;
 };
 
 // torchrun's variables; malformed ones are a core::ConfigError.
