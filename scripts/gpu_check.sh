@@ -5,7 +5,8 @@
 # short-fit config, `trainer bench precision` (BF16 against fp32 under CUDA autocast), `trainer bench
 # data` (the loader at 1, 2, 8 and 16 workers, RAM cache and none, on coco128), a short
 # `trainer bench fit` and one ABBA of the optimizer schedules, on a
-# machine with 2+ GPUs a data-parallel step (NCCL: torchrun bench interval, a device=0,1 fit), and
+# machine with 2+ GPUs a data-parallel step (NCCL: torchrun bench interval, a device=0,1 fit, an
+# elastic restart after a killed rank), and
 # writes JSON results to an output folder.
 #
 # Why one script: GPU time is scarce (15 device minutes a session, a machine start and the transfers
@@ -478,6 +479,12 @@ if wants bench; then
       --json "$work/bench_interval_ddp2.json"
     step ddp2_fit "$(scaled 75)" "$trainer" fit "$config" "${overrides[@]/device=0/device=0,1}" batch=8 \
       epochs=1 val_batches=2 project="$work/ddp2" name=fit exist_ok=true
+    # An elastic restart on NCCL: rank 1 killed in epoch 2 under --max-restarts 1; the job must
+    # resume itself ("restart 1: resuming ... from epoch 2" in logs/ddp2_elastic.log) and exit 0.
+    step ddp2_elastic "$(scaled 75)" env TRAINER_TEST_HOOKS=1 TRAINER_FAULT_KILL=0:1:1:2 \
+      "$PY" -m torch.distributed.run --nproc-per-node 2 --max-restarts 1 --no-python \
+      "$trainer" fit "$config" "${overrides[@]/device=0/device=}" batch=8 epochs=2 val_batches=2 \
+      project="$work/ddp2" name=elastic exist_ok=true
   elif [ $mode = gpu ]; then
     note "one GPU: the 2-GPU data-parallel step is skipped"
   fi
