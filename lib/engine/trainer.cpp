@@ -20,6 +20,9 @@
 //   writes results and checkpoints: no other rank writes anything in the run folder (which need not
 //   exist on their machines). Decisions that end or repeat an epoch (non-finite rollback, `time`,
 //   early stopping) are agreed through the group so that no rank waits for a peer that has stopped.
+//   A checkpoint to load (resume, rollback) comes from whichever rank holds it
+//   (checkpoint/checkpoint_exchange.h); under torchrun's agent rank 0 records the run and each
+//   committed epoch for a restarted attempt (checkpoint/fit_start.h).
 #include "engine/trainer.h"
 
 #include <fmt/format.h>
