@@ -38,13 +38,14 @@ namespace {
 
 // weights= a reference checkpoint: the model it holds is the one scored (its architecture and
 // task), whatever the config's model: names (configs usually name the family's detect model).
-void use_reference_architecture(const std::string& weights, core::TrainConfig& config) {
+// Returns whether `weights` is one.
+bool use_reference_architecture(const std::string& weights, core::TrainConfig& config) {
   if (weights.empty() || std::filesystem::path(weights).extension() != ".pt" ||
       !std::filesystem::is_regular_file(weights)) {
-    return;
+    return false;
   }
   const auto reference = model::reference_info_of(weights);
-  if (!reference) return;
+  if (!reference) return false;
   const model::ModelName name = model::reference_model_name(*reference, weights);
   if (config.model.model != name.display()) {
     spdlog::info("model: {} from the reference checkpoint {} (the config's {} is not used)",
@@ -52,6 +53,28 @@ void use_reference_architecture(const std::string& weights, core::TrainConfig& c
   }
   config.model.model = name.display();
   config.run.task = name.task;
+  return true;
+}
+
+// weights= from one of our runs, and no model= given (neither on the command line nor in the
+// config file): the architecture its run recorded (RUN/args.yaml beside weights/, or a .ckpt's own
+// config), as `trainer predict` finds it; the default model would not fit the weights.
+void use_run_architecture(const std::string& weights, const std::vector<std::string>& overrides,
+                          core::TrainConfig& config) {
+  if (weights.empty() || !engine::is_weights_file(weights)) return;
+  for (const auto& o : overrides) {
+    if (o.rfind("model=", 0) == 0) return;
+  }
+  const std::string default_model = core::TrainConfig{}.model.model;
+  if (config.model.model != default_model) return;  // the file names one
+  model::ModelName name;
+  try {
+    name = engine::architecture_of(weights);
+  } catch (const core::ConfigError&) {
+    return;  // nothing records it: the config's model, as given
+  }
+  spdlog::info("model: {} as its run recorded it ({})", name.display(), weights);
+  config.model.model = weights;
 }
 
 Usage val_usage() {
@@ -109,7 +132,9 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
                 engine::device_for_rank(config.run.device, ranks.env.local_rank,
                                         ranks.group ? ranks.env.local_world_size : 1);
             if (config.run.name == "train") config.run.name = "val";
-            use_reference_architecture(weights, config);
+            if (!use_reference_architecture(weights, config)) {
+              use_run_architecture(weights, overrides, config);
+            }
             config.run.task = engine::resolved_task(config);  // model=best.pt: the task it was for
             const auto task = engine::make_task_definition(config);
             const auto device = engine::resolve_device(config.run.device);

@@ -48,6 +48,15 @@ TEST_CASE("cli: synth, fit and val on the synthetic set write a run folder and p
   CHECK(out.find("Average Precision") != std::string::npos);
   const auto predictions = dir.path() / "val" / "predictions.json";
   REQUIRE(std::filesystem::exists(predictions));
+  // Without model=: the architecture the run recorded (yolo26t), not the default yolo26n, and the
+  // same predictions.
+  REQUIRE(run_command(trainer_binary() + " val data=" + yaml.string() +
+                          " imgsz=96 batch=4 workers=1 device=cpu project=" + dir.path().string() +
+                          " name=val_inferred weights=" + weights.string(),
+                      &out) == 0);
+  CHECK(out.find("model: yolo26t as its run recorded it") != std::string::npos);
+  CHECK(trainer::test::read_text(dir.path() / "val_inferred" / "predictions.json") ==
+        trainer::test::read_text(predictions));
   // Bad input: a checkpoint that is not one.
   trainer::test::write_text(dir.path() / "bad.ckpt", "junk");
   CHECK(run_command(trainer_binary() + " val" + common +
