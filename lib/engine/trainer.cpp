@@ -406,10 +406,14 @@ bool FitRun::redo_if_non_finite(int64_t epoch, const TrainedEpoch& trained) {
   if (last_saved_epoch_ >= 0) {
     AgreedCheckpoint agreed =
         agree_on_checkpoint(group_.get(), weights_dir_ / "last.ckpt", {run_id_, last_saved_epoch_});
+    if (!agreed.checkpoint) {
+      throw core::InputError(fmt::format(
+          "{}: no rank holds the checkpoint of epoch {} this run saved any more (it was replaced "
+          "by something else, or removed: {}); the run stops rather than continue from it",
+          (weights_dir_ / "last.ckpt").string(), last_saved_epoch_ + 1, agreed.describe_offers()));
+    }
     good = std::move(agreed.checkpoint);
-    source = good ? agreed.where
-                  : fmt::format("no rank can read the checkpoint of epoch {} this run saved: {}",
-                                last_saved_epoch_ + 1, agreed.describe_offers());
+    source = agreed.where;
   }
   roll_back_epoch(*ctx_, *step_, good, source, epoch, ++non_finite_recoveries_,
                   kMaxNonFiniteRecoveries);
