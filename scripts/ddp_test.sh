@@ -23,18 +23,9 @@ source "$(dirname "$0")/env.sh"
 work=${1:-}
 own_work=0
 if [ -z "$work" ]; then work=$(mktemp -d -t trainer-ddp-XXXXXX); own_work=1; fi
-trainer=${TRAINER_BIN:-$TRAINER_ROOT/build/app/trainer}
-python=$TRAINER_VENV/bin/python
-[ -x "$trainer" ] || { echo "ddp_test: $trainer not built (scripts/build.sh trainer)" >&2; exit 2; }
-[ -x "$python" ] || { echo "ddp_test: no venv at $TRAINER_VENV (scripts/setup.sh)" >&2; exit 2; }
+source "$(dirname "$0")/fault_test_lib.sh"
+fault_test_setup ddp_test
 mkdir -p "$work"
-log() { printf '[ddp_test] %s\n' "$*" >&2; }
-failures=()
-check() {  # check NAME CONDITION...
-  local name=$1; shift
-  if "$@"; then log "ok: $name"; else log "FAILED: $name"; failures+=("$name"); fi
-}
-torchrun() { "$python" -m torch.distributed.run "$@"; }
 export OMP_NUM_THREADS=1
 
 "$trainer" -q synth "$work/data" --train 32 --val 8 --size 96 --max-objects 3 --seed 0 >/dev/null
@@ -45,7 +36,6 @@ common=(data="$work/data/synthetic.yaml" model=yolo26t imgsz=96 batch=8 nbs=8 wo
 # --- 1. torchrun, 2 ranks, beside the same fit in one process (30 short epochs, AdamW 0.004:
 # enough steps for the loss to fall clearly on the synthetic shapes)
 learn=(epochs=30 optimizer=AdamW lr0=0.004 val=false)
-free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 start=$(date +%s.%N)
 torchrun --nproc-per-node 2 --master-port "$(free_port)" \
   --no-python "$trainer" fit "${common[@]}" "${learn[@]}" name=torchrun >"$work/torchrun.log" 2>&1 \

@@ -23,20 +23,9 @@ work=${1:-}
 own_work=0
 if [ -z "$work" ]; then work=$(mktemp -d -t trainer-elastic-XXXXXX); own_work=1; fi
 work=$(realpath -m "$work")
-trainer=${TRAINER_BIN:-$TRAINER_ROOT/build/app/trainer}
-trainer=$(realpath "$trainer")
-python=$TRAINER_VENV/bin/python
-[ -x "$trainer" ] || { echo "elastic_test: $trainer not built (scripts/build.sh trainer)" >&2; exit 2; }
-[ -x "$python" ] || { echo "elastic_test: no venv at $TRAINER_VENV (scripts/setup.sh)" >&2; exit 2; }
+source "$(dirname "$0")/fault_test_lib.sh"
+fault_test_setup elastic_test
 mkdir -p "$work"
-log() { printf '[elastic_test] %s\n' "$*" >&2; }
-failures=()
-check() {  # check NAME CONDITION...
-  local name=$1; shift
-  if "$@"; then log "ok: $name"; else log "FAILED: $name"; failures+=("$name"); fi
-}
-torchrun() { "$python" -m torch.distributed.run "$@"; }
-free_port() { "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 rows() { tail -n +2 "$1/results.csv" 2>/dev/null | grep -c . || true; }
 same_state() { [ "$("$python" "$TRAINER_ROOT/scripts/checkpoints.py" equal "$1" "$2")" = true ]; }
 same_rows() { [ "$("$python" "$TRAINER_ROOT/scripts/checkpoints.py" rows "$1" "$2")" = true ]; }

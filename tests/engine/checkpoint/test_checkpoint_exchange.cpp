@@ -13,6 +13,7 @@
 #include "distributed/rank_threads.h"
 #include "engine/checkpoint/checkpoint_exchange.h"
 #include "engine/checkpoint/fit_start.h"
+#include "engine/checkpoint/run_config_fixture.h"
 #include "test_support.h"
 
 using namespace trainer;
@@ -21,21 +22,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-core::TrainConfig run_config(const fs::path& project) {
-  core::TrainConfig c;
-  c.model.model = "yolo26t";
-  c.data.data = "data/x.yaml";
-  c.optim.lr0 = 0.02;
-  c.schedule.epochs = 5;
-  c.run.project = project.string();
-  c.run.name = "run";
-  return c;
-}
-
 // A checkpoint of `epoch` of run `run_id` whose weights tell it apart (w = epoch + salt).
 engine::Checkpoint checkpoint(int64_t epoch, const std::string& run_id, double salt = 0.0) {
   engine::Checkpoint c;
-  c.config_yaml = core::config_to_yaml(run_config("runs"));
+  c.config_yaml = core::config_to_yaml(small_run_config("runs"));
   c.epoch = epoch;
   c.best_epoch = epoch;
   c.run_id = run_id;
@@ -167,7 +157,7 @@ TEST_CASE("checkpoint exchange: a single process reads its own file") {
 TEST_CASE("fit start: a resume whose file only rank 0's node holds gives every rank its config") {
   TempDir dir;
   const auto nodes = node_folders(dir, 2);
-  const core::TrainConfig original = run_config(dir.path());
+  const core::TrainConfig original = small_run_config(dir.path());
   engine::Checkpoint ckpt = checkpoint(2, "run-a");
   ckpt.config_yaml = core::config_to_yaml(original);
   const fs::path last = nodes[0] / "runs" / "run" / "weights" / "last.ckpt";
@@ -196,7 +186,7 @@ TEST_CASE("fit start: a resume whose file only rank 0's node holds gives every r
 
 TEST_CASE("fit start: a restart resumes the recorded run from its last checkpoint") {
   TempDir dir;
-  const core::TrainConfig original = run_config(dir.path());
+  const core::TrainConfig original = small_run_config(dir.path());
   const fs::path run_dir = dir / "runs" / "job";
   engine::Checkpoint ckpt = checkpoint(3, "run-a");
   ckpt.config_yaml = core::config_to_yaml(original);
@@ -244,7 +234,8 @@ TEST_CASE("fit start: a restart whose run committed an epoch nobody can read sto
       "start-gone", 2,
       [&](int rank, distributed::Group& g) {
         try {
-          (void)engine::agree_fit_start(&g, g.records().get(), run_config(dir.path()), {}, {});
+          (void)engine::agree_fit_start(&g, g.records().get(), small_run_config(dir.path()), {},
+                                        {});
         } catch (const core::InputError& e) {
           std::lock_guard<std::mutex> lock(m);
           errors[static_cast<size_t>(rank)] = e.what();
@@ -271,7 +262,8 @@ TEST_CASE("fit start: a restart of a run that completed no epoch starts again in
   run_ranks(
       "start-early", 2,
       [&](int rank, distributed::Group& g) {
-        auto start = engine::agree_fit_start(&g, g.records().get(), run_config(dir.path()), {}, {});
+        auto start =
+            engine::agree_fit_start(&g, g.records().get(), small_run_config(dir.path()), {}, {});
         std::lock_guard<std::mutex> lock(m);
         starts[static_cast<size_t>(rank)] = std::move(start);
       },
@@ -286,7 +278,7 @@ TEST_CASE("fit start: a restart of a run that completed no epoch starts again in
 
 TEST_CASE("fit start: a restart that leaves a single worker (no group) resumes from the records") {
   TempDir dir;
-  const core::TrainConfig original = run_config(dir.path());
+  const core::TrainConfig original = small_run_config(dir.path());
   const fs::path run_dir = dir / "runs" / "shrunk";
   engine::Checkpoint ckpt = checkpoint(1, "run-s");
   ckpt.config_yaml = core::config_to_yaml(original);

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/checkpoint/resume.h"
+#include "engine/checkpoint/run_config_fixture.h"
 #include "test_support.h"
 
 using namespace trainer;
@@ -16,18 +17,6 @@ using namespace trainer::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-core::TrainConfig run_config(const fs::path& project) {
-  core::TrainConfig c;
-  c.model.model = "yolo26t";
-  c.data.data = "data/x.yaml";
-  c.data.workers = 2;
-  c.optim.lr0 = 0.02;
-  c.schedule.epochs = 5;
-  c.run.project = project.string();
-  c.run.name = "run";
-  return c;
-}
 
 // A run folder (args.yaml, weights/) with a checkpoint of `epoch` saved as weights/`file`.
 fs::path save_run_checkpoint(const fs::path& run_dir, const core::TrainConfig& config,
@@ -46,7 +35,7 @@ fs::path save_run_checkpoint(const fs::path& run_dir, const core::TrainConfig& c
 
 TEST_CASE("resume: a .ckpt names itself, a run's .pt the checkpoint beside it, a lone .pt fails") {
   TempDir dir;
-  const auto last = save_run_checkpoint(dir / "run", run_config(dir.path()), 1, "last.ckpt");
+  const auto last = save_run_checkpoint(dir / "run", small_run_config(dir.path()), 1, "last.ckpt");
   CHECK(engine::resume_checkpoint_path(last) == last);
   write_text(dir / "run" / "weights" / "last.pt", "weights");
   CHECK(engine::resume_checkpoint_path(dir / "run" / "weights" / "last.pt") == last);
@@ -56,7 +45,7 @@ TEST_CASE("resume: a .ckpt names itself, a run's .pt the checkpoint beside it, a
 
 TEST_CASE("resume: the checkpoint's config with the changeable keys applied, others refused") {
   TempDir dir;
-  const core::TrainConfig original = run_config(dir.path());
+  const core::TrainConfig original = small_run_config(dir.path());
   const auto last = save_run_checkpoint(dir / "run", original, 1, "last.ckpt");
   const auto& changeable = engine::changeable_on_resume();
   CHECK(std::find(changeable.begin(), changeable.end(), "workers") != changeable.end());
@@ -82,7 +71,7 @@ TEST_CASE("resume: the checkpoint's config with the changeable keys applied, oth
 
 TEST_CASE("resume: the run's own folder, a branch for an older checkpoint, a new one outside") {
   TempDir dir;
-  const core::TrainConfig original = run_config(dir.path());
+  const core::TrainConfig original = small_run_config(dir.path());
   const auto last = save_run_checkpoint(dir / "run", original, 2, "last.ckpt");
   const auto older = save_run_checkpoint(dir / "run", original, 0, "epoch1.ckpt");
   write_text(dir / "run" / "results.csv", "epoch\n1\n2\n3\n");
