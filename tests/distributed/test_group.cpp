@@ -99,7 +99,7 @@ TEST_CASE("group: all_reduce_sum adds the ranks' tensors") {
   CHECK(torch::equal(out[1], torch::tensor({3.0, 6.0})));
 }
 
-TEST_CASE("job records outlive an attempt; a later attempt has fresh collectives") {
+TEST_CASE("job records outlive an attempt, and a later attempt has fresh collectives") {
   const Timeouts t{std::chrono::seconds(60), std::chrono::seconds(60), std::chrono::seconds(60)};
   std::mutex m;
   std::vector<std::optional<std::string>> seen(2), missing(2);
