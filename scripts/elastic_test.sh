@@ -93,13 +93,14 @@ if [ $quick = 0 ]; then
     || cat "$work/spent_resume.log" >&2
   check "... and resumes by hand to its 4 epochs" test "$(rows "$work/spent")" = 4
 
-  # A node lost for good under --nnodes 1:2: the other restarts alone (world size 2 -> 1). Node 0
+  # A node lost for good under --nnodes 1:2: the other restarts alone (world size 2 -> 1). The
+  # rendezvous waits 10 s (last_call_timeout) for the second node before it closes. Node 0
   # starts first, so that it hosts the rendezvous and (as rendezvous rank 0) the workers' store,
   # which keep the job's records; the node lost is the other one (torch's own design: losing the
   # store's host ends the job).
   port=$(free_port)
   shrink=(--nnodes 1:2 --nproc-per-node 1 --rdzv-backend c10d --rdzv-endpoint "127.0.0.1:$port"
-          --rdzv-id shrink --max-restarts 1 --rdzv-conf last_call_timeout=2,join_timeout=60
+          --rdzv-id shrink --max-restarts 1 --rdzv-conf last_call_timeout=10,join_timeout=60
           --no-python "$trainer" fit "${common[@]}" epochs=8 name=shrink)
   "$python" -m torch.distributed.run "${shrink[@]}" >"$work/shrink0.log" 2>&1 &
   agent0=$!
@@ -120,7 +121,9 @@ if [ $quick = 0 ]; then
   shrink_rc=0
   wait "$agent0" || shrink_rc=$?
   wait "$agent1" 2>/dev/null || true
-  check "a node lost under --nnodes 1:2: the other node's job exits 0" test "$shrink_rc" = 0
+  check "a node lost under --nnodes 1:2: the job first ran on both nodes" \
+    grep -q "data-parallel: 2 ranks" "$work/shrink0.log"
+  check "... the other node's job exits 0" test "$shrink_rc" = 0
   check "... resuming the run on 1 rank, with the per-rank share warning" \
     bash -c "grep -q 'restart 1: resuming $work/shrink' '$work/shrink0.log' && grep -q 'was trained on 2 rank(s) and resumes on 1' '$work/shrink0.log'"
   check "... to its 8 epochs in one run folder" bash -c "[ $(rows "$work/shrink") = 8 ] && [ ! -e '$work/shrink2' ]"
