@@ -271,12 +271,7 @@ void FitRun::open_run(const core::TrainConfig& user_config) {
 std::optional<Checkpoint> FitRun::resume_checkpoint() const {
   if (options_.resume_checkpoint) return options_.resume_checkpoint;
   if (!group_ || config_.run.resume.empty()) return std::nullopt;
-  AgreedCheckpoint agreed = agree_on_checkpoint(group_.get(), config_.run.resume, {});
-  if (!agreed.checkpoint) {
-    throw core::InputError(fmt::format("resume: no rank can read the checkpoint {} ({})",
-                                       config_.run.resume, agreed.describe_offers()));
-  }
-  return std::move(agreed.checkpoint);
+  return agree_on_resume_checkpoint(group_.get(), config_.run.resume);
 }
 
 std::string FitRun::choose_run_id() const {

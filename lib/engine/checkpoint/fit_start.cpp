@@ -16,10 +16,6 @@
 namespace trainer::engine {
 namespace {
 
-bool names_a_checkpoint(const std::string& resume) {
-  return !resume.empty() && resume != "false" && resume != "False";
-}
-
 // The checkpoint a resume= path stands for (a run's weights/last.pt: the .ckpt beside it).
 std::filesystem::path checkpoint_of(const std::string& resume) {
   std::filesystem::path p(resume);
@@ -27,22 +23,27 @@ std::filesystem::path checkpoint_of(const std::string& resume) {
   return p;
 }
 
-// The resume's checkpoint, from whichever rank holds it.
+// The resume's checkpoint and the config it continues with.
 FitStart agree_on_resume(distributed::Group& group, FitStart start,
                          const std::filesystem::path& file,
                          const std::vector<std::string>& overrides) {
   const auto path = checkpoint_of(start.config.run.resume);
-  AgreedCheckpoint agreed = agree_on_checkpoint(&group, path, {});
-  if (!agreed.checkpoint) {
-    throw core::InputError(fmt::format("resume: no rank can read the checkpoint {} ({})",
-                                       path.string(), agreed.describe_offers()));
-  }
-  start.config = resume_config(*agreed.checkpoint, path, overrides, file);
-  start.checkpoint = std::move(agreed.checkpoint);
+  start.checkpoint = agree_on_resume_checkpoint(&group, path);
+  start.config = resume_config(*start.checkpoint, path, overrides, file);
   return start;
 }
 
 }  // namespace
+
+Checkpoint agree_on_resume_checkpoint(distributed::Group* group,
+                                      const std::filesystem::path& path) {
+  AgreedCheckpoint agreed = agree_on_checkpoint(group, path, {});
+  if (!agreed.checkpoint) {
+    throw core::InputError(fmt::format("resume: no rank can read the checkpoint {} ({})",
+                                       path.string(), agreed.describe_offers()));
+  }
+  return std::move(*agreed.checkpoint);
+}
 
 std::string run_record(const std::string& run_id, const std::filesystem::path& run_dir) {
   return run_id + "\n" + run_dir.string();

@@ -52,6 +52,10 @@ FitStart agree_fit_start(distributed::Group* group, distributed::JobRecords* rec
                          const core::TrainConfig& config, const std::filesystem::path& file,
                          const std::vector<std::string>& overrides);
 
+// The checkpoint at `path` (a resume's) from whichever rank of `group` holds the newest
+// (checkpoint_exchange.h); throws core::InputError naming every rank's file when none can read it.
+Checkpoint agree_on_resume_checkpoint(distributed::Group* group, const std::filesystem::path& path);
+
 // A fresh run id: 16 hex digits from the system's random device.
 std::string new_run_id();
 

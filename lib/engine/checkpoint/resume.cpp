@@ -16,11 +16,6 @@
 namespace trainer::engine {
 namespace {
 
-// `resume=false` (the reference's default spelling) means a new run.
-bool names_a_checkpoint(const std::string& resume) {
-  return !resume.empty() && resume != "false" && resume != "False";
-}
-
 // Resuming from a checkpoint older than the run's last.ckpt (e.g. weights/epoch2.ckpt) must not
 // overwrite the later last.ckpt and results.csv rows: the resumed run then continues in a new
 // folder beside it (<name>-from-epochN), starting with a copy of results.csv.
@@ -50,6 +45,11 @@ std::filesystem::path branch_if_older(const std::filesystem::path& run_dir, cons
 }
 
 }  // namespace
+
+// `resume=false` (the reference's default spelling) means a new run.
+bool names_a_checkpoint(const std::string& resume) {
+  return !resume.empty() && resume != "false" && resume != "False";
+}
 
 core::TrainConfig load_fit_config(const std::filesystem::path& file,
                                   const std::vector<std::string>& overrides,

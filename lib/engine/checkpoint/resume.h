@@ -26,6 +26,9 @@ core::TrainConfig load_fit_config(const std::filesystem::path& file,
                                   const std::vector<std::string>& overrides,
                                   bool checkpoint_may_be_elsewhere = false);
 
+// Whether `resume` names a checkpoint (empty and the reference's `false` mean a new run).
+bool names_a_checkpoint(const std::string& resume);
+
 // The checkpoint `resume` names: itself, or for a run's exported weights (weights/last.pt) the
 // .ckpt beside it, logging so. Throws core::InputError for a .pt without one.
 std::filesystem::path resume_checkpoint_path(const std::filesystem::path& resume);
