@@ -12,8 +12,9 @@
 #              torch wheel, our LibTorch; for CUDA also NVIDIA's toolkit wheels pinned to the CUDA
 #              version of that torch (13.0.x): nvcc and the headers CMake's CUDAToolkit needs. One
 #              source of CUDA libraries: the wheel's (nvidia/cu13/lib), never a second toolkit's.
-#   build      the sources and `cmake --build` with ccache in a cache mount; a change in lib/
-#              re-runs this stage only (no torch download, ccache recompiles what changed).
+#   build      the sources and `cmake --build` with the build folder and ccache in a cache mount;
+#              a change in lib/ re-runs this stage only (no torch download; Ninja recompiles what
+#              changed).
 #   runtime    the binary, configs, and what it loads: the shared libraries ldd resolves, copied;
 #              torch/lib and the nvidia/ libraries at their places in the Python package, so torch's
 #              RPATH ($ORIGIN/../../nvidia/cu13/lib) resolves; in the CUDA image the whole torch
@@ -64,14 +65,18 @@ ENV PATH=/opt/venv/bin:/opt/venv/lib/python3.11/site-packages/nvidia/cu13/bin:${
 FROM toolchain AS build
 ARG TRAINER_CUDA
 ARG TORCH_CUDA_ARCH_LIST="8.0;8.9;9.0"
-# Any value empties the ccache mount first (scripts/docker_test.sh's cold build).
-ARG CCACHE_CLEAR=
+# Any value empties the build caches first (scripts/docker_test.sh's cold build).
+ARG CACHE_CLEAR=
 WORKDIR /src
 COPY . .
+# One cache mount holds ccache and the build folder (one per variant): a warm build is Ninja's
+# incremental build over the previous one, so the precompiled LibTorch header is not made again
+# (a fresh .gch hashes differently, and ccache then misses every file that uses it); ccache covers
+# a build folder that was lost. The binary is copied out of the mount into the layer.
 # The wheel's toolkit: nvcc and headers under nvidia/cu13; nvcc links from lib64/ and CMake wants
 # unversioned library names, which the wheel does not have.
 # .git comes along so `trainer --version` and every benchmark JSON carry the revision.
-RUN --mount=type=cache,target=/root/.cache/ccache \
+RUN --mount=type=cache,target=/root/.cache \
     set -eux; \
     site=$(python -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))'); \
     cuda_args=""; \
@@ -85,13 +90,15 @@ RUN --mount=type=cache,target=/root/.cache/ccache \
     fi; \
     git config --global --add safe.directory /src; \
     export CCACHE_DIR=/root/.cache/ccache CCACHE_BASEDIR=/src; \
-    if [ -n "$CCACHE_CLEAR" ]; then ccache -C; fi; \
-    cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINER_CUDA=${TRAINER_CUDA} \
+    b=/root/.cache/build-cuda-${TRAINER_CUDA}; \
+    if [ -n "$CACHE_CLEAR" ]; then ccache -C; rm -rf "$b"; fi; \
+    cmake -S . -B "$b" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINER_CUDA=${TRAINER_CUDA} \
       -DTRAINER_BUILD_TESTS=OFF -DTRAINER_WERROR=OFF \
       -DCMAKE_PREFIX_PATH="$(python -c 'import torch; print(torch.utils.cmake_prefix_path)')" \
       $cuda_args; \
-    cmake --build build --target trainer; \
+    cmake --build "$b" --target trainer; \
     ccache -s | head -5; \
+    mkdir -p build/app && cp "$b/app/trainer" build/app/trainer; \
     build/app/trainer --version
 
 # Stage what the runtime needs under /stage: the binary and configs; under /stage/site the Python

@@ -2,10 +2,10 @@
 # Builds the Docker image here, with podman, and proves it complete: the Dockerfile's `smoke`
 # target runs trainer inside the runtime image as RUN steps (podman cannot run containers on this
 # machine; see ../shared/spec/containers.md). Per variant (cpu, cuda):
-#   cold  no layer cache and an empty ccache: the whole toolchain (Debian packages, the torch
-#         wheel) and a full compile of trainer;
-#   warm  one source file of lib/ changed: only the build stage re-runs, its ccache (a cache mount)
-#         compiling just that file, no package or wheel downloaded again;
+#   cold  no layer cache, an empty ccache and no build folder: the whole toolchain (Debian
+#         packages, the torch wheel) and a full compile of trainer;
+#   warm  one source file of lib/ changed: only the build stage re-runs, Ninja's incremental
+#         build in the cache mount compiling just that file and linking, nothing downloaded again;
 # then the runtime image's size, uncompressed and gzip-compressed (what a registry stores).
 # The base is Debian 12 made with debootstrap once (cached in $TRAINER_CACHE/docker, outside the
 # clone) and imported as localhost/debian:12; a GPU VM builds the same Dockerfile FROM debian:12.
@@ -63,9 +63,9 @@ for variant in $variants; do
   : >"$cache/build-$variant.log"
   cold_s=null smoke=false
   if [ $warm_only = 0 ]; then
-    log "$variant: cold build (no layer cache, ccache emptied): log in $cache/build-$variant.log"
+    log "$variant: cold build (no layer cache, ccache and build folder emptied): log in $cache/build-$variant.log"
     if cold_s=$(build "$variant" runtime "localhost/trainer:$variant" --no-cache \
-                  --build-arg CCACHE_CLEAR=$(date +%s)); then
+                  --build-arg CACHE_CLEAR=$(date +%s)); then
       log "$variant: cold build ${cold_s}s"
     else
       log "$variant: cold build FAILED (tail of the log follows)"; tail -30 "$cache/build-$variant.log" >&2
