@@ -63,4 +63,48 @@ BoxLossTerms bbox_loss(const at::Tensor& pred_dist, const at::Tensor& pred_bboxe
   return out;
 }
 
+at::Tensor keep_where(const at::Tensor& mask, const at::Tensor& boxes,
+                      const std::vector<double>& fill) {
+  std::vector<at::Tensor> values;
+  values.reserve(fill.size());
+  for (const double v : fill) values.push_back(at::full({1}, v, boxes.options()));
+  return at::where(mask.unsqueeze(-1), boxes, at::cat(values));
+}
+
+BoxLossTerms masked_bbox_loss(const at::Tensor& pred_dist, const at::Tensor& pred_bboxes,
+                              const at::Tensor& anchor_points, const at::Tensor& target_bboxes,
+                              const at::Tensor& target_scores, const at::Tensor& target_scores_sum,
+                              const at::Tensor& fg_mask, const at::Tensor& stride, double image_h,
+                              double image_w, int64_t reg_max) {
+  // target_scores are one-hot x alignment x foreground, so the weight is 0 off the foreground.
+  const auto weight = target_scores.sum(-1, /*keepdim=*/true);  // (B, A, 1)
+  const std::vector<double> unit{0, 0, 1, 1};
+  const auto iou = bbox_iou(keep_where(fg_mask, pred_bboxes, unit),
+                            keep_where(fg_mask, target_bboxes, unit), IouKind::kCiou);
+  BoxLossTerms out;
+  out.iou = ((1.0 - iou) * weight).sum() / target_scores_sum;
+
+  if (reg_max > 1) {
+    const auto target_ltrb = bbox_to_dist(anchor_points, target_bboxes, dfl_max(reg_max));
+    const auto loss =
+        dfl_loss(pred_dist.reshape({-1, reg_max}), target_ltrb.reshape({-1, 4}), reg_max) *
+        weight.reshape({-1, 1});
+    out.dfl = loss.sum() / target_scores_sum;
+  } else {
+    // The sides over the image width (l, r) or height (t, b), as scalar divisions: no tensor
+    // made on the host.
+    const auto over_size = [&](const at::Tensor& ltrb) {
+      return at::stack({ltrb.select(-1, 0) / image_w, ltrb.select(-1, 1) / image_h,
+                        ltrb.select(-1, 2) / image_w, ltrb.select(-1, 3) / image_h},
+                       -1);
+    };
+    const auto target_ltrb = over_size(bbox_to_dist(anchor_points, target_bboxes) * stride);
+    const auto pred_ltrb = over_size(pred_dist * stride);
+    const auto l1 =
+        at::l1_loss(pred_ltrb, target_ltrb, at::Reduction::None).mean(-1, /*keepdim=*/true);
+    out.dfl = (l1 * weight).sum() / target_scores_sum;
+  }
+  return out;
+}
+
 }  // namespace trainer::loss

@@ -7,6 +7,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <vector>
+
 namespace trainer::loss {
 
 // DFL targets for continuous distances t (..., 4): clamped to [0, reg_max - 1 - 0.01], then the
@@ -36,5 +38,21 @@ BoxLossTerms bbox_loss(const at::Tensor& pred_dist, const at::Tensor& pred_bboxe
                        const at::Tensor& target_scores, const at::Tensor& target_scores_sum,
                        const at::Tensor& fg_mask, const at::Tensor& stride, double image_h,
                        double image_w, int64_t reg_max);
+
+// The same terms for static shapes: computed on every anchor and weighted, instead of on the
+// foreground anchors selected by fg_mask (a selection's size depends on the data). Off the
+// foreground the weight is 0 (target scores are 0 there) and the boxes are replaced by a unit box
+// before the CIoU, so background entries add exactly 0 to the sums and to every gradient. Equal
+// to bbox_loss up to the order of the sums.
+BoxLossTerms masked_bbox_loss(const at::Tensor& pred_dist, const at::Tensor& pred_bboxes,
+                              const at::Tensor& anchor_points, const at::Tensor& target_bboxes,
+                              const at::Tensor& target_scores, const at::Tensor& target_scores_sum,
+                              const at::Tensor& fg_mask, const at::Tensor& stride, double image_h,
+                              double image_w, int64_t reg_max);
+
+// (..., D) -> where the mask (...) is false, the row `fill` (D values) made on the device by fill
+// kernels (no host-to-device copy); where true, `boxes` (gradient flows only there).
+at::Tensor keep_where(const at::Tensor& mask, const at::Tensor& boxes,
+                      const std::vector<double>& fill);
 
 }  // namespace trainer::loss

@@ -27,4 +27,13 @@ enum class IouKind { kIou, kGiou, kDiou, kCiou };
 at::Tensor bbox_iou(const at::Tensor& box1, const at::Tensor& box2, IouKind kind, bool xyxy = true,
                     double eps = 1e-7);
 
+// The static assigner's overlaps on the CPU: for gt (B, M, 4) and predicted (B, A, 4) xyxy boxes,
+// (B, M, A) with bbox_iou(gt, predicted, kCiou) clamped at 0 where pair_mask (B, M, A) is true and
+// 0 elsewhere, in one fused pass that computes only the masked pairs (the element-wise ATen form
+// makes ~40 full (B, M, A) temporaries, most of the static step's extra cost on a CPU). Follows
+// bbox_iou's float operations in order; the aspect atan comes from the C library, which may
+// differ from ATen's vectorised one in the last bit. fp32 CPU tensors only.
+at::Tensor masked_pair_ciou_cpu(const at::Tensor& gt_bboxes, const at::Tensor& pd_bboxes,
+                                const at::Tensor& pair_mask);
+
 }  // namespace trainer::loss

@@ -4,6 +4,7 @@
 
 #include <sstream>
 #include <stdexcept>
+#include <string>
 
 #include "loss/box_ops.h"
 
@@ -38,14 +39,21 @@ void check_labels(const at::Tensor& labels, int64_t batch_size, int64_t num_clas
 namespace {
 
 // rows (n, 1 + C) [image_index, values...] -> (B, M, C), each image's rows in their input order.
-at::Tensor pack_by_image(const at::Tensor& rows, int64_t batch_size) {
+// M: the largest count of any image, or `fixed_m` when > 0 (static shapes).
+at::Tensor pack_by_image(const at::Tensor& rows, int64_t batch_size, int64_t fixed_m) {
   const int64_t n = rows.size(0), c = rows.size(1) - 1;
-  int64_t m = 0;
+  int64_t m = fixed_m;
   at::Tensor image, position;
   if (n > 0) {
     image = rows.select(1, 0).to(at::kLong);
     const auto counts = at::bincount(image, {}, batch_size);
-    m = counts.max().item<int64_t>();
+    const int64_t largest = counts.max().item<int64_t>();
+    if (fixed_m > 0 && largest > fixed_m) {
+      throw std::invalid_argument("loss: an image holds " + std::to_string(largest) +
+                                  " objects, more than the static shapes' " +
+                                  std::to_string(fixed_m) + " (cap them first: max_instances)");
+    }
+    if (fixed_m == 0) m = largest;
     // Position of each row within its image, keeping the input order (a stable sort by image).
     const auto order = std::get<1>(image.sort(/*stable=*/true, 0, false));
     const auto starts = counts.cumsum(0) - counts;
@@ -68,13 +76,15 @@ void check_label_rows(const at::Tensor& labels, int64_t batch_size, int64_t num_
 }  // namespace
 
 GtTargets pack_targets(const at::Tensor& labels, int64_t batch_size, int64_t num_classes,
-                       double image_h, double image_w, at::Device device) {
+                       double image_h, double image_w, at::Device device,
+                       int64_t static_instances) {
   // Packing happens where the labels are. From the loader's host labels that needs no device read
   // (the label check and the per-image maximum below are host work) and the packed targets go to
   // `device` in one copy each; device labels still work but cost a sync for the maximum.
   check_label_rows(labels, batch_size, num_classes);
   const auto opts = at::TensorOptions().dtype(at::kFloat).device(labels.device());
-  const auto packed = pack_by_image(labels.to(opts), batch_size);  // (B, M, 5) [cls, xywh]
+  const auto packed =
+      pack_by_image(labels.to(opts), batch_size, static_instances);  // (B, M, 5) [cls, xywh]
   const auto scale = at::tensor({image_w, image_h, image_w, image_h}, opts);
   GtTargets out;
   const auto to_device = [&](const at::Tensor& t) { return t.to(device, /*non_blocking=*/true); };
@@ -82,12 +92,13 @@ GtTargets pack_targets(const at::Tensor& labels, int64_t batch_size, int64_t num
   out.labels = to_device(packed.narrow(-1, 0, 1).contiguous());
   out.bboxes = to_device(bboxes);
   out.mask = to_device(bboxes.sum(-1, /*keepdim=*/true).gt(0));
+  out.static_shapes = static_instances > 0;
   return out;
 }
 
 GtTargets pack_rotated_targets(const at::Tensor& labels, const at::Tensor& rboxes,
                                int64_t batch_size, int64_t num_classes, double image_h,
-                               double image_w, at::Device device) {
+                               double image_w, at::Device device, int64_t static_instances) {
   check_label_rows(labels, batch_size, num_classes);
   if (!rboxes.defined() || rboxes.dim() != 2 || rboxes.size(1) != 5 ||
       rboxes.size(0) != labels.size(0)) {
@@ -104,13 +115,16 @@ GtTargets pack_rotated_targets(const at::Tensor& labels, const at::Tensor& rboxe
       r.select(1, 2).mul(image_w).ge(2).logical_and(r.select(1, 3).mul(image_h).ge(2));
   const auto scale = at::tensor({image_w, image_h, image_w, image_h, 1.0}, opts);
   const auto rows = at::cat({labels.to(opts).narrow(1, 0, 2), r * scale}, 1).index({keep});
-  const auto packed = pack_by_image(rows, batch_size);  // (B, M, 6) [cls, cx, cy, w, h, angle]
+  // (B, M, 6) [cls, cx, cy, w, h, angle]. The drop above is host work on the host labels; with
+  // static shapes M stays fixed whatever it dropped.
+  const auto packed = pack_by_image(rows, batch_size, static_instances);
   GtTargets out;
   const auto to_device = [&](const at::Tensor& t) { return t.to(device, /*non_blocking=*/true); };
   const auto bboxes = packed.narrow(-1, 1, 5).contiguous();
   out.labels = to_device(packed.narrow(-1, 0, 1).contiguous());
   out.bboxes = to_device(bboxes);
   out.mask = to_device(bboxes.sum(-1, /*keepdim=*/true).gt(0));
+  out.static_shapes = static_instances > 0;
   return out;
 }
 

@@ -12,19 +12,25 @@ struct GtTargets {
   at::Tensor labels;  // (B, M, 1) float class ids (0 on padding rows)
   at::Tensor bboxes;  // (B, M, 4) xyxy pixels (0 on padding rows)
   at::Tensor mask;    // (B, M, 1) bool: a real box (coordinate sum > 0, as the reference)
+  // M was fixed by the caller (static shapes): the assigner and the box losses then work on every
+  // entry with masks (no selection by a data-dependent mask).
+  bool static_shapes = false;
 };
 
 // labels (n, 6) [image_index, class, cx, cy, w, h] normalised; rows keep their order within an
 // image. Throws std::invalid_argument naming the row for an image index outside [0, batch_size)
 // or a class outside [0, num_classes). The result is fp32 on `device`.
+// static_instances > 0: M is that number (static shapes) instead of the largest count of any
+// image; an image with more rows is refused (std::invalid_argument: loss/instance_cap.h caps them).
 GtTargets pack_targets(const at::Tensor& labels, int64_t batch_size, int64_t num_classes,
-                       double image_h, double image_w, at::Device device);
+                       double image_h, double image_w, at::Device device,
+                       int64_t static_instances = 0);
 
 // OBB: the rotated boxes `rboxes` (n, 5) [cx, cy, w, h, angle] (normalised, the rows of `labels`)
 // -> bboxes (B, M, 5) [cx, cy, w, h, angle] in pixels. Rows whose w x image_w or h x image_h is
 // under 2 px are dropped first (the reference's v8OBBLoss filter); mask = coordinate sum > 0.
 GtTargets pack_rotated_targets(const at::Tensor& labels, const at::Tensor& rboxes,
                                int64_t batch_size, int64_t num_classes, double image_h,
-                               double image_w, at::Device device);
+                               double image_w, at::Device device, int64_t static_instances = 0);
 
 }  // namespace trainer::loss

@@ -78,7 +78,7 @@ at::Tensor HeadLoss::operator()(const HeadPredictions& p, const GtTargets& gt) c
 
 Assignment HeadLoss::assign(const HeadPredictions& p, const GtTargets& gt) const {
   return assigner_(p.pred_scores.detach().sigmoid(), p.pred_bboxes.detach() * p.stride,
-                   p.anchor_points * p.stride, gt.labels, gt.bboxes, gt.mask);
+                   p.anchor_points * p.stride, gt.labels, gt.bboxes, gt.mask, gt.static_shapes);
 }
 
 at::Tensor HeadLoss::box_cls_dfl(const HeadPredictions& p, const Assignment& a) const {
@@ -88,9 +88,10 @@ at::Tensor HeadLoss::box_cls_dfl(const HeadPredictions& p, const Assignment& a) 
                        .sum() /
                    target_scores_sum;
   // With no foreground the box terms are empty sums (0) that still join the graph.
-  const auto box = bbox_loss(p.pred_dist, p.pred_bboxes, p.anchor_points,
-                             a.target_bboxes / p.stride, a.target_scores, target_scores_sum,
-                             a.fg_mask, p.stride, p.image_h, p.image_w, reg_max_);
+  const auto box_loss = a.static_shapes ? masked_bbox_loss : bbox_loss;
+  const auto box = box_loss(p.pred_dist, p.pred_bboxes, p.anchor_points, a.target_bboxes / p.stride,
+                            a.target_scores, target_scores_sum, a.fg_mask, p.stride, p.image_h,
+                            p.image_w, reg_max_);
   return at::stack({box.iou * gains_.box, cls * gains_.cls, box.dfl * gains_.dfl});
 }
 

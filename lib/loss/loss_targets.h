@@ -7,6 +7,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
+
 namespace trainer::loss {
 
 struct LossTargets {
@@ -18,6 +20,12 @@ struct LossTargets {
   // j-th row of `labels`; else (n, h, w) 0/1, one per row.
   at::Tensor masks;
   bool overlap_masks = true;
+  // Static shapes (the training step with `static_shapes: true`): > 0 packs every image's targets
+  // to exactly this many rows (loss/instance_cap.h has already dropped any beyond it), and the
+  // assigner and the box losses compute on all (image, row, anchor) and (image, anchor) entries
+  // with masks instead of selecting them, so no tensor's shape depends on the object count.
+  // 0: rows padded to the batch's largest count, positives selected (the reference's way).
+  int64_t static_instances = 0;
 };
 
 }  // namespace trainer::loss

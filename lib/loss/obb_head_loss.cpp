@@ -102,7 +102,7 @@ Assignment ObbHeadLoss::assign(const ObbPredictions& p, const GtTargets& gt) con
   const auto scale = at::cat({p.head.stride.expand({-1, 4}), at::ones_like(p.head.stride)}, 1);
   return head_.assigner()(p.head.pred_scores.detach().sigmoid(), p.pred_rboxes.detach() * scale,
                           p.head.anchor_points * p.head.stride, gt.labels, gt.bboxes, gt.mask,
-                          rotated_assigner_hooks(head_.assigner().options()));
+                          rotated_assigner_hooks(head_.assigner().options()), gt.static_shapes);
 }
 
 at::Tensor ObbHeadLoss::operator()(const ObbPredictions& p, const GtTargets& gt) const {
@@ -115,6 +115,7 @@ at::Tensor ObbHeadLoss::operator()(const ObbPredictions& p, const GtTargets& gt)
   // Targets in grid units (the angle unscaled).
   const auto scale = at::cat({p.head.stride.expand({-1, 4}), at::ones_like(p.head.stride)}, 1);
   const auto target = a.target_bboxes / scale;  // (B, A, 5)
+  if (a.static_shapes) return masked_terms(p, a, target, cls, target_scores_sum);
   const auto fg = a.fg_mask;
   const auto weight = a.target_scores.sum(-1).index({fg});  // (N)
   const auto pred_fg = p.pred_rboxes.index({fg}), target_fg = target.index({fg});
@@ -147,6 +148,45 @@ at::Tensor ObbHeadLoss::operator()(const ObbPredictions& p, const GtTargets& gt)
       angle_loss(pred_fg.select(-1, 4), target_fg.select(-1, 4), target_fg.select(-1, 2),
                  target_fg.select(-1, 3), weight, target_scores_sum) +
       (p.pred_angle * 0).sum();  // joins the graph when there is no foreground
+  return at::stack({box * gains_.box, cls * gains_.cls, dist * gains_.dfl, angle * angle_gain_});
+}
+
+at::Tensor ObbHeadLoss::masked_terms(const ObbPredictions& p, const Assignment& a,
+                                     const at::Tensor& target, const at::Tensor& cls,
+                                     const at::Tensor& target_scores_sum) const {
+  // Every anchor, weighted: 0 off the foreground, where both boxes are replaced by a unit box
+  // (finite ProbIoU, aspect and angle terms; no gradient reaches the replaced predictions).
+  const auto fg = a.fg_mask;
+  const auto weight = a.target_scores.sum(-1);  // (B, A)
+  const std::vector<double> unit{0, 0, 1, 1, 0};
+  const auto pred = keep_where(fg, p.pred_rboxes, unit);
+  const auto truth = keep_where(fg, target, unit);
+  const auto iou = model::probiou(pred, truth, /*floor=*/0.01);
+  const auto box = ((1.0 - iou) * weight).sum() / target_scores_sum;
+  const int64_t reg_max = head_.reg_max();
+  at::Tensor dist;
+  if (reg_max > 1) {
+    const auto target_ltrb = model::rbox2dist(truth, p.head.anchor_points, reg_max);
+    dist = (dfl_loss(p.head.pred_dist.reshape({-1, reg_max}), target_ltrb.reshape({-1, 4}), reg_max)
+                .squeeze(-1) *
+            weight.reshape({-1}))
+               .sum() /
+           target_scores_sum;
+  } else {
+    const double w = p.head.image_w, h = p.head.image_h;
+    const auto over_size = [&](const at::Tensor& ltrb) {
+      return at::stack({ltrb.select(-1, 0) / w, ltrb.select(-1, 1) / h, ltrb.select(-1, 2) / w,
+                        ltrb.select(-1, 3) / h},
+                       -1);
+    };
+    const auto target_ltrb =
+        over_size(model::rbox2dist(truth, p.head.anchor_points, 1) * p.head.stride);
+    const auto pred_ltrb = over_size(p.head.pred_dist * p.head.stride);
+    const auto l1 = at::l1_loss(pred_ltrb, target_ltrb, at::Reduction::None).mean(-1);
+    dist = (l1 * weight).sum() / target_scores_sum;
+  }
+  const auto angle = angle_loss(pred.select(-1, 4), truth.select(-1, 4), truth.select(-1, 2),
+                                truth.select(-1, 3), weight, target_scores_sum);
   return at::stack({box * gains_.box, cls * gains_.cls, dist * gains_.dfl, angle * angle_gain_});
 }
 

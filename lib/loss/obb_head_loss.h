@@ -59,6 +59,11 @@ class ObbHeadLoss {
   const HeadLoss& head() const { return head_; }
 
  private:
+  // The box, DFL / L1 and angle terms on every anchor with weights (static shapes); `target` the
+  // assigned boxes in grid units, `cls` the class term already computed.
+  at::Tensor masked_terms(const ObbPredictions& p, const Assignment& a, const at::Tensor& target,
+                          const at::Tensor& cls, const at::Tensor& target_scores_sum) const;
+
   HeadLoss head_;
   LossGains gains_;
   double angle_gain_;

@@ -20,29 +20,29 @@ std::vector<std::string> ObbLoss::item_names() const {
 
 LossResult ObbLoss::operator()(const model::DetectOutput& outputs, const LossTargets& targets,
                                int64_t batch_size) {
-  if (end2end() && (outputs.one2one.empty() || outputs.one2one_angle.empty()))
-    throw std::invalid_argument("OBB loss: end-to-end loss needs the one2one outputs");
-  if (outputs.one2many.empty() || outputs.one2many_angle.empty())
-    throw std::invalid_argument("OBB loss: no one2many box or angle outputs");
-  const int64_t b = outputs.one2many.front().size(0);
-  if (b != batch_size) {
-    throw std::invalid_argument("OBB loss: outputs hold " + std::to_string(b) +
-                                " images, batch_size is " + std::to_string(batch_size));
-  }
+  const auto [image_h, image_w] = check_outputs(outputs, batch_size, "OBB", /*needs_angle=*/true);
+  const auto gt = prepare(targets, batch_size, image_h, image_w, outputs.one2many.front().device());
+  return compute(outputs, gt, batch_size);
+}
+
+GtTargets ObbLoss::prepare(const LossTargets& targets, int64_t batch_size, double image_h,
+                           double image_w, at::Device device) const {
+  return pack_rotated_targets(targets.labels, targets.rboxes, batch_size,
+                              obb_o2m_.head().num_classes(), image_h, image_w, device,
+                              targets.static_instances);
+}
+
+LossResult ObbLoss::compute(const model::DetectOutput& outputs, const GtTargets& gt,
+                            int64_t batch_size) {
+  (void)check_outputs(outputs, batch_size, "OBB", /*needs_angle=*/true);
   // fp32 maths even inside a BF16 autocast region (parse() casts the outputs).
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
-  const auto o2m = obb_o2m_.parse(outputs.one2many, outputs.one2many_angle);
-  const auto gt = pack_rotated_targets(targets.labels, targets.rboxes, batch_size,
-                                       obb_o2m_.head().num_classes(), o2m.head.image_h,
-                                       o2m.head.image_w, o2m.head.pred_scores.device());
-  const auto loss_o2m = obb_o2m_(o2m, gt);
-  const double scale = static_cast<double>(batch_size);
-  if (!end2end()) return {loss_o2m.sum() * scale, loss_o2m.detach()};
-  const auto o2o = obb_o2o_.parse(outputs.one2one, outputs.one2one_angle);
-  const auto loss_o2o = obb_o2o_(o2o, gt);
-  const auto total =
-      loss_o2m.sum() * (scale * o2m_weight()) + loss_o2o.sum() * (scale * o2o_weight());
-  return {total, loss_o2o.detach()};
+  const auto loss_o2m = obb_o2m_(obb_o2m_.parse(outputs.one2many, outputs.one2many_angle), gt);
+  if (!end2end()) {
+    return {weighted_total(loss_o2m, {}, batch_size, gt.static_shapes), loss_o2m.detach()};
+  }
+  const auto loss_o2o = obb_o2o_(obb_o2o_.parse(outputs.one2one, outputs.one2one_angle), gt);
+  return {weighted_total(loss_o2m, loss_o2o, batch_size, gt.static_shapes), loss_o2o.detach()};
 }
 
 }  // namespace trainer::loss

@@ -25,6 +25,11 @@ class ObbLoss : public YoloLoss {
   // required (the batch's rotated boxes, rows of targets.labels).
   LossResult operator()(const model::DetectOutput& outputs, const LossTargets& targets,
                         int64_t batch_size) override;
+  // targets.rboxes packed (B, M, 5) xywhr pixels; the boxes under 2 px dropped (host work).
+  GtTargets prepare(const LossTargets& targets, int64_t batch_size, double image_h, double image_w,
+                    at::Device device) const override;
+  LossResult compute(const model::DetectOutput& outputs, const GtTargets& gt,
+                     int64_t batch_size) override;
   std::vector<std::string> item_names() const;
 
  private:

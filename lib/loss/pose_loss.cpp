@@ -52,6 +52,9 @@ LossResult PoseLoss::operator()(const model::DetectOutput& outputs, const LossTa
     throw std::invalid_argument("pose loss: outputs hold " + std::to_string(b) +
                                 " images, batch_size is " + std::to_string(batch_size));
   }
+  if (targets.static_instances > 0) {
+    throw std::invalid_argument("pose loss: static shapes are not implemented for this task yet");
+  }
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
 
   const auto o2m = pose_o2m_.head().parse(outputs.one2many);

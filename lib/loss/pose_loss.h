@@ -29,6 +29,8 @@ class PoseLoss : public YoloLoss {
   // Items: (5,) [box, pose, kobj, cls, dfl] (YOLO11) or (6,) [box, pose, kobj, cls, l1, rle]
   // (YOLO26; the o2o items when end2end). targets.keypoints is required. Outputs without sigma
   // channels (validation) give rle 0.
+  // Not yet: its keypoint (pose) or mask (segment) terms still select the positives.
+  bool supports_static_shapes() const override { return false; }
   LossResult operator()(const model::DetectOutput& outputs, const LossTargets& targets,
                         int64_t batch_size) override;
 

@@ -36,6 +36,10 @@ LossResult SegmentLoss::operator()(const model::DetectOutput& outputs, const Los
     throw std::invalid_argument("segment loss: outputs hold " + std::to_string(b) +
                                 " images, batch_size is " + std::to_string(batch_size));
   }
+  if (targets.static_instances > 0) {
+    throw std::invalid_argument(
+        "segmentation loss: static shapes are not implemented for this task yet");
+  }
   // fp32 maths even inside a BF16 autocast region (parse() casts the outputs).
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
   const auto o2m = seg_o2m_.head().parse(outputs.one2many);

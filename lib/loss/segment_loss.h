@@ -24,6 +24,8 @@ class SegmentLoss : public YoloLoss {
 
   // Items: (5,) [box, seg, cls, dfl | l1, sem] (the o2o items when end2end). targets.masks is
   // required (data/batch.h), in the layout targets.overlap_masks says.
+  // Not yet: its keypoint (pose) or mask (segment) terms still select the positives.
+  bool supports_static_shapes() const override { return false; }
   LossResult operator()(const model::DetectOutput& outputs, const LossTargets& targets,
                         int64_t batch_size) override;
   std::vector<std::string> item_names() const;

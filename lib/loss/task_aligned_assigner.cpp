@@ -2,7 +2,9 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 #include "loss/box_ops.h"
 
@@ -26,11 +28,14 @@ at::Tensor select_candidates_in_gts(const at::Tensor& anchor_points, const at::T
   const auto widened = at::where(small, at::scalar_tensor(stal_side, wh.options()), wh);
   const auto boxes = xywh_to_xyxy(at::cat({xywh.narrow(-1, 0, 2), widened}, -1));
 
-  const auto points = anchor_points.view({1, 1, -1, 2});        // (1, 1, A, 2)
-  const auto lt = boxes.narrow(-1, 0, 2).unsqueeze(2);          // (B, M, 1, 2)
-  const auto rb = boxes.narrow(-1, 2, 2).unsqueeze(2);          // (B, M, 1, 2)
-  const auto deltas = at::cat({points - lt, rb - points}, -1);  // (B, M, A, 4)
-  return std::get<0>(deltas.min(-1)).gt(options.eps);
+  // The smallest of the four margins > eps. Pairwise minimums of the (B, M, A) margins give the
+  // same values as a min over a (B, M, A, 4) stack of them, without making the stack.
+  const auto x = anchor_points.select(-1, 0).view({1, 1, -1});  // (1, 1, A)
+  const auto y = anchor_points.select(-1, 1).view({1, 1, -1});
+  const auto side = [&](int64_t i) { return boxes.select(-1, i).unsqueeze(-1); };  // (B, M, 1)
+  const auto horizontal = at::minimum(x - side(0), side(2) - x);
+  const auto vertical = at::minimum(y - side(1), side(3) - y);
+  return at::minimum(horizontal, vertical).gt(options.eps);
 }
 
 at::Tensor select_topk_candidates(const at::Tensor& metric, const at::Tensor& valid_gt,
@@ -70,6 +75,11 @@ HighestOverlaps select_highest_overlaps(at::Tensor mask_pos, const at::Tensor& o
   return {mask_pos.argmax(-2), fg_mask, mask_pos};
 }
 
+int64_t dense_overlap_chunk(int64_t batch_size, int64_t anchors) {
+  constexpr int64_t kEntries = int64_t{1} << 22;
+  return std::max<int64_t>(1, kEntries / std::max<int64_t>(1, batch_size * anchors));
+}
+
 TaskAlignedAssigner::TaskAlignedAssigner(AssignerOptions options) : options_(std::move(options)) {
   if (options_.topk2 < 0) options_.topk2 = options_.topk;
   if (options_.topk < 1 || options_.topk2 < 1 || options_.num_classes < 1 ||
@@ -82,16 +92,16 @@ TaskAlignedAssigner::TaskAlignedAssigner(AssignerOptions options) : options_(std
 Assignment TaskAlignedAssigner::operator()(const at::Tensor& pd_scores, const at::Tensor& pd_bboxes,
                                            const at::Tensor& anchor_points,
                                            const at::Tensor& gt_labels, const at::Tensor& gt_bboxes,
-                                           const at::Tensor& mask_gt) const {
+                                           const at::Tensor& mask_gt, bool static_shapes) const {
   return (*this)(pd_scores, pd_bboxes, anchor_points, gt_labels, gt_bboxes, mask_gt,
-                 AssignerHooks{});
+                 AssignerHooks{}, static_shapes);
 }
 
 Assignment TaskAlignedAssigner::operator()(const at::Tensor& pd_scores, const at::Tensor& pd_bboxes,
                                            const at::Tensor& anchor_points,
                                            const at::Tensor& gt_labels, const at::Tensor& gt_bboxes,
-                                           const at::Tensor& mask_gt,
-                                           const AssignerHooks& hooks) const {
+                                           const at::Tensor& mask_gt, const AssignerHooks& hooks,
+                                           bool static_shapes) const {
   at::NoGradGuard no_grad;
   const int64_t bs = pd_scores.size(0);
   const int64_t na = pd_scores.size(1);
@@ -117,13 +127,40 @@ Assignment TaskAlignedAssigner::operator()(const at::Tensor& pd_scores, const at
   const auto cls_scores =
       pd_scores.transpose(1, 2).gather(1, cls.unsqueeze(-1).expand({bs, m, na}));
   const auto bbox_scores = at::where(pair_mask, cls_scores, at::zeros({}, pd_scores.options()));
+  const auto overlap_of = [&](const at::Tensor& gt, const at::Tensor& pd) {
+    return hooks.box_overlap ? hooks.box_overlap(gt, pd)
+                             : bbox_iou(gt, pd, IouKind::kCiou).squeeze(-1).clamp_min(0);
+  };
   auto overlaps = at::zeros({bs, m, na}, pd_bboxes.options());
-  {
+  if (static_shapes) {
+    if (hooks.pair_overlaps) {
+      throw std::invalid_argument("assigner: static shapes do not support a pair_overlaps hook");
+    }
+    // Every (image, GT, anchor) entry; non-candidates are 0 as in the selecting path. The CPU's
+    // CIoU: one fused pass over the candidates (box_ops.h). Otherwise element-wise, a chunk of GT
+    // rows at a time, the non-candidates' values (finite or not) discarded by the where.
+    if (!hooks.box_overlap && pd_bboxes.device().is_cpu() &&
+        pd_bboxes.scalar_type() == at::kFloat) {
+      overlaps = masked_pair_ciou_cpu(gt_bboxes, pd_bboxes, pair_mask);
+    } else {
+      const int64_t chunk = dense_overlap_chunk(bs, na);
+      std::vector<at::Tensor> parts;
+      for (int64_t start = 0; start < m; start += chunk) {
+        const int64_t rows = std::min(chunk, m - start);
+        // Broadcast, not expanded: what depends on one box alone (sides, areas, CIoU's aspect
+        // atan) is computed once per GT and once per anchor, only the pairwise terms per pair.
+        const auto gt = gt_bboxes.narrow(1, start, rows).unsqueeze(2);  // (B, rows, 1, D)
+        const auto pd = pd_bboxes.unsqueeze(1);                         // (B, 1, A, D)
+        const auto values = overlap_of(gt, pd);                         // (B, rows, A)
+        parts.push_back(
+            at::where(pair_mask.narrow(1, start, rows), values, at::zeros({}, values.options())));
+      }
+      overlaps = at::cat(parts, 1);
+    }
+  } else {
     const auto gt_sel = gt_bboxes.unsqueeze(2).expand({bs, m, na, d}).index({pair_mask});
     const auto pd_sel = pd_bboxes.unsqueeze(1).expand({bs, m, na, d}).index({pair_mask});
-    auto values = hooks.box_overlap
-                      ? hooks.box_overlap(gt_sel, pd_sel)
-                      : bbox_iou(gt_sel, pd_sel, IouKind::kCiou).squeeze(-1).clamp_min(0);
+    auto values = overlap_of(gt_sel, pd_sel);
     if (hooks.pair_overlaps) values = hooks.pair_overlaps(pair_mask.nonzero(), values);
     overlaps.index_put_({pair_mask}, values);
   }
@@ -151,7 +188,7 @@ Assignment TaskAlignedAssigner::operator()(const at::Tensor& pd_scores, const at
   const auto pos_overlaps = std::get<0>((overlaps * mask_pos).max(-1, /*keepdim=*/true));
   const auto norm = std::get<0>((align_metric * pos_overlaps / (pos_align + options_.eps)).max(-2))
                         .unsqueeze(-1);  // (B, A, 1)
-  return {target_labels, target_bboxes, one_hot * norm, fg, picked.target_gt_idx};
+  return {target_labels, target_bboxes, one_hot * norm, fg, picked.target_gt_idx, static_shapes};
 }
 
 }  // namespace trainer::loss

@@ -24,11 +24,12 @@ struct AssignerOptions {
 };
 
 struct Assignment {
-  at::Tensor target_labels;  // (B, A) int64
-  at::Tensor target_bboxes;  // (B, A, 4) xyxy, the assigned GT box (pixels)
-  at::Tensor target_scores;  // (B, A, nc) one-hot class x normalised alignment on foreground
-  at::Tensor fg_mask;        // (B, A) bool
-  at::Tensor target_gt_idx;  // (B, A) int64 index of the assigned GT within its image
+  at::Tensor target_labels;    // (B, A) int64
+  at::Tensor target_bboxes;    // (B, A, 4) xyxy, the assigned GT box (pixels)
+  at::Tensor target_scores;    // (B, A, nc) one-hot class x normalised alignment on foreground
+  at::Tensor fg_mask;          // (B, A) bool
+  at::Tensor target_gt_idx;    // (B, A) int64 index of the assigned GT within its image
+  bool static_shapes = false;  // made by the static path: losses use masks, not selections
 };
 
 // The steps, exposed for tests. Shapes: M = padded GTs per image, A = anchors.
@@ -56,6 +57,10 @@ HighestOverlaps select_highest_overlaps(at::Tensor mask_pos, const at::Tensor& o
                                         const at::Tensor& align_metric, int64_t topk,
                                         int64_t topk2);
 
+// GT rows per chunk of the static assigner's dense overlaps: about 2^22 (image, GT, anchor)
+// entries per chunk (64 MB of fp32 per temporary), at least one row. A function of B and A only.
+int64_t dense_overlap_chunk(int64_t batch_size, int64_t anchors);
+
 // Optional changes to the assignment, for tasks whose ground truth has more than a box (pose) or
 // another kind of box (OBB). Left empty, the assignment is the detection one, bit for bit.
 struct AssignerHooks {
@@ -65,7 +70,8 @@ struct AssignerHooks {
                            const at::Tensor& mask_gt)>
       candidates;
   // Replaces the CIoU of the candidate pairs: (gt (P, D), predicted (P, D)) -> (P) overlaps >= 0
-  // (OBB: ProbIoU of xywhr boxes).
+  // (OBB: ProbIoU of xywhr boxes). The static path calls it broadcasting, (B, M, 1, D) with
+  // (B, 1, A, D) -> (B, M, A): element-wise maths over the last dimension does both.
   std::function<at::Tensor(const at::Tensor& gt, const at::Tensor& predicted)> box_overlap;
   // (B, M, A) bool candidates inside the (STAL-widened) GTs -> the candidates kept.
   std::function<at::Tensor(const at::Tensor& in_gts)> gate_candidates;
@@ -82,14 +88,19 @@ class TaskAlignedAssigner {
   // pixels, gt_labels (B, M, 1), gt_bboxes (B, M, 4) xyxy pixels, mask_gt (B, M, 1) valid rows.
   // Runs without gradient; with M = 0 everything is background. With the hooks `candidates` and
   // `box_overlap`, boxes may have another width D (OBB: 5, xywhr); target_bboxes has it too.
+  // static_shapes: the overlaps of every (image, GT, anchor) are computed, in chunks of GT rows
+  // whose size depends only on B and A, and kept where the pair is a candidate, instead of being
+  // computed on the selected pairs (a selection's size depends on the data). Same assignment; the
+  // hook `pair_overlaps` is not available then.
   Assignment operator()(const at::Tensor& pd_scores, const at::Tensor& pd_bboxes,
                         const at::Tensor& anchor_points, const at::Tensor& gt_labels,
-                        const at::Tensor& gt_bboxes, const at::Tensor& mask_gt) const;
+                        const at::Tensor& gt_bboxes, const at::Tensor& mask_gt,
+                        bool static_shapes = false) const;
   // The same with the task's hooks.
   Assignment operator()(const at::Tensor& pd_scores, const at::Tensor& pd_bboxes,
                         const at::Tensor& anchor_points, const at::Tensor& gt_labels,
                         const at::Tensor& gt_bboxes, const at::Tensor& mask_gt,
-                        const AssignerHooks& hooks) const;
+                        const AssignerHooks& hooks, bool static_shapes = false) const;
 
   const AssignerOptions& options() const { return options_; }
 

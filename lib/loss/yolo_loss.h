@@ -9,6 +9,7 @@
 
 #include <torch/types.h>
 
+#include <utility>
 #include <vector>
 
 #include "loss/head_loss.h"
@@ -57,6 +58,33 @@ class YoloLoss {
   double o2o_weight() const { return o2o_weight_; }
   bool end2end() const { return end2end_; }
 
+  // Whether the task's loss has the static-shapes path (LossTargets::static_instances) and the
+  // two halves below.
+  virtual bool supports_static_shapes() const { return true; }
+
+  // operator() in two halves, for the static training step. prepare: host work (the label
+  // checks, packing to (B, M, .) with M = targets.static_instances, the copies to `device`), for
+  // an input of image_h x image_w pixels. compute: device work only; with gt.static_shapes no
+  // tensor's shape depends on the objects and nothing is read back to the host.
+  virtual GtTargets prepare(const LossTargets& targets, int64_t batch_size, double image_h,
+                            double image_w, at::Device device) const;
+  virtual LossResult compute(const model::DetectOutput& outputs, const GtTargets& gt,
+                             int64_t batch_size);
+
+ protected:
+  // Throws std::invalid_argument (naming `task`) unless the outputs hold `batch_size` images and
+  // the heads the family needs (`needs_angle`: OBB's angle outputs too). Returns the input's
+  // height and width in pixels (level 0's grid x the first stride).
+  std::pair<double, double> check_outputs(const model::DetectOutput& outputs, int64_t batch_size,
+                                          const char* task, bool needs_angle = false) const;
+
+  // The value to backpropagate from the heads' (k,) items: o2m sum x batch size, or for end2end
+  // the ProgLoss-weighted sum of both. With static shapes the weights enter as device scalars
+  // (kept equal to o2m_weight() / o2o_weight()), so a captured step reads their current values
+  // instead of baking in the epoch's.
+  at::Tensor weighted_total(const at::Tensor& loss_o2m, const at::Tensor& loss_o2o,
+                            int64_t batch_size, bool static_shapes) const;
+
  private:
   HeadLoss one2many_;
   HeadLoss one2one_;
@@ -64,6 +92,9 @@ class YoloLoss {
   int64_t updates_ = 0;
   double o2m_weight_;
   double o2o_weight_;
+  // (2,) [o2m, o2o] on the loss's device, made at the first static-shapes call and refilled
+  // (a fill, not a new tensor) whenever the weights change.
+  mutable at::Tensor weight_tensor_;
 };
 
 }  // namespace trainer::loss

@@ -1,0 +1,261 @@
+// The static-shapes loss (LossTargets::static_instances) against the reference's selecting path:
+// the same assignment bit for bit, the same loss items and the same gradient of every head
+// output, for detection and OBB, YOLO11 and YOLO26, on batches with 0, 1 and many objects and one
+// image at exactly max_instances; and the instance cap that keeps images within it.
+//
+// Tolerance: both paths compute every per-entry value with the same ops; they differ only in how
+// sums are ordered (over the foreground's N entries, or over all B x A entries of which the
+// background adds exact zeros). In fp32 a reordered sum of at most B x A = 252 terms differs by a
+// few ulp of its magnitude, so 1e-5 relative (with an absolute floor at 1e-6 of the largest
+// gradient) holds with margin, and still fails for any wrong weight, missed anchor or term.
+#include <doctest/doctest.h>
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+#include "loss/box_ops.h"
+#include "loss/head_loss.h"
+#include "loss/instance_cap.h"
+#include "loss/obb_loss.h"
+#include "loss/yolo_loss.h"
+#include "model/yolo_model.h"
+
+using namespace trainer;
+using namespace trainer::loss;
+
+namespace {
+
+constexpr int64_t kBatch = 3;
+constexpr int64_t kMaxInstances = 6;
+
+// Rows [image, class, cx, cy, w, h] normalised: `counts[b]` objects in image b, drawn from a
+// fixed generator (boxes 0.08-0.6 of the image, classes 0-2), and OBB rows beside them.
+struct Objects {
+  at::Tensor labels;
+  at::Tensor rboxes;
+};
+Objects objects(const std::vector<int64_t>& counts, uint64_t seed) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  std::vector<at::Tensor> labels, rboxes;
+  for (int64_t b = 0; b < static_cast<int64_t>(counts.size()); ++b) {
+    const int64_t n = counts[static_cast<size_t>(b)];
+    if (n == 0) continue;
+    const auto wh = at::rand({n, 2}, gen) * 0.52 + 0.08;
+    const auto centre = wh / 2 + at::rand({n, 2}, gen) * (1 - wh);
+    const auto cls = at::randint(0, 3, {n, 1}, gen).to(at::kFloat);
+    labels.push_back(at::cat({at::full({n, 1}, static_cast<double>(b)), cls, centre, wh}, 1));
+    const auto angle = at::rand({n, 1}, gen) * 1.5;
+    rboxes.push_back(at::cat({centre, wh * 0.8, angle}, 1));
+  }
+  if (labels.empty()) return {at::zeros({0, 6}), at::zeros({0, 5})};
+  return {at::cat(labels), at::cat(rboxes)};
+}
+
+model::DetectOutput detached_leaves(const model::DetectOutput& out) {
+  const auto leaves = [](const std::vector<at::Tensor>& levels) {
+    std::vector<at::Tensor> r;
+    for (const auto& l : levels) r.push_back(l.detach().clone().requires_grad_(true));
+    return r;
+  };
+  model::DetectOutput copy = out;
+  copy.one2many = leaves(out.one2many);
+  copy.one2one = leaves(out.one2one);
+  copy.one2many_angle = leaves(out.one2many_angle);
+  copy.one2one_angle = leaves(out.one2one_angle);
+  return copy;
+}
+
+std::vector<at::Tensor> gradients(const model::DetectOutput& out) {
+  std::vector<at::Tensor> g;
+  for (const auto* levels :
+       {&out.one2many, &out.one2one, &out.one2many_angle, &out.one2one_angle}) {
+    for (const auto& l : *levels) g.push_back(l.grad());
+  }
+  return g;
+}
+
+void check_close(const at::Tensor& a, const at::Tensor& b, double floor) {
+  REQUIRE(a.defined() == b.defined());
+  if (!a.defined()) return;
+  const double scale = std::max(a.abs().max().item<double>(), floor);
+  const double diff = (a - b).abs().max().item<double>();
+  CHECK(diff <= 1e-5 * scale);
+}
+
+// One comparison: the same outputs through the dynamic loss and the static one.
+void compare_paths(model::YoloModel& net, core::Task task, const Objects& objs) {
+  const auto out = net->forward_for_loss(torch::rand({kBatch, 3, 64, 64}));
+  std::unique_ptr<YoloLoss> loss;
+  if (task == core::Task::kObb) {
+    loss = std::make_unique<ObbLoss>(3, net->reg_max(), net->strides(), LossGains{}, 1.0,
+                                     net->end2end());
+  } else {
+    loss = std::make_unique<YoloLoss>(3, net->reg_max(), net->strides(), LossGains{},
+                                      net->end2end());
+  }
+  loss->set_epoch_updates(1, 4);  // end2end: weights away from the defaults 0.8 / 0.2
+  LossTargets targets;
+  targets.labels = objs.labels;
+  targets.rboxes = objs.rboxes;
+  const auto dynamic_out = detached_leaves(out);
+  const auto dynamic = (*loss)(dynamic_out, targets, kBatch);
+  dynamic.total.backward();
+
+  targets.static_instances = kMaxInstances;
+  const auto static_out = detached_leaves(out);
+  const auto gt = loss->prepare(targets, kBatch, 64, 64, torch::kCPU);
+  CHECK(gt.static_shapes);
+  CHECK(gt.bboxes.size(1) == kMaxInstances);
+  const auto fixed = loss->compute(static_out, gt, kBatch);
+  fixed.total.backward();
+
+  CHECK(torch::isfinite(fixed.total).item<bool>());
+  // With objects the box term is not 0: the comparison covers the foreground terms.
+  if (objs.labels.size(0) > 0) CHECK(dynamic.items[0].item<double>() > 0);
+  check_close(fixed.items, dynamic.items, 1e-6);
+  check_close(fixed.total.detach(), dynamic.total.detach(), 1e-6);
+  const auto g_dynamic = gradients(dynamic_out), g_static = gradients(static_out);
+  REQUIRE(g_dynamic.size() == g_static.size());
+  double largest = 0;
+  for (const auto& g : g_dynamic) {
+    if (g.defined()) largest = std::max(largest, g.abs().max().item<double>());
+  }
+  for (size_t i = 0; i < g_dynamic.size(); ++i) {
+    CAPTURE(i);
+    check_close(g_static[i], g_dynamic[i], 1e-6 * largest);
+  }
+}
+
+const std::vector<std::vector<int64_t>> kCompositions = {
+    {0, 0, 0},                  // no object
+    {0, 1, 0},                  // one
+    {5, 0, 3},                  // many, one image empty
+    {kMaxInstances, 2, 1},      // one image at max_instances
+};
+
+}  // namespace
+
+TEST_CASE("static loss: detection items and head gradients equal the selecting path's") {
+  for (const auto family : {model::ModelFamily::kYolo26, model::ModelFamily::kYolo11}) {
+    torch::manual_seed(3);
+    auto net = model::build_tiny_yolo_model(family, 3, core::Task::kDetect);
+    net->train();
+    for (size_t k = 0; k < kCompositions.size(); ++k) {
+      CAPTURE(static_cast<int>(family));
+      CAPTURE(k);
+      compare_paths(net, core::Task::kDetect, objects(kCompositions[k], 10 + k));
+    }
+  }
+}
+
+TEST_CASE("static loss: OBB items and head gradients equal the selecting path's") {
+  for (const auto family : {model::ModelFamily::kYolo26, model::ModelFamily::kYolo11}) {
+    torch::manual_seed(4);
+    auto net = model::build_tiny_yolo_model(family, 3, core::Task::kObb);
+    net->train();
+    for (size_t k = 0; k < kCompositions.size(); ++k) {
+      CAPTURE(static_cast<int>(family));
+      CAPTURE(k);
+      compare_paths(net, core::Task::kObb, objects(kCompositions[k], 20 + k));
+    }
+  }
+}
+
+TEST_CASE("static assigner: the same foreground, GT index, targets as the selecting path") {
+  torch::manual_seed(5);
+  const HeadLoss head(3, 16, {8, 16, 32}, LossGains{}, 10);
+  const std::vector<at::Tensor> levels = {torch::randn({kBatch, 67, 8, 8}),
+                                          torch::randn({kBatch, 67, 4, 4}),
+                                          torch::randn({kBatch, 67, 2, 2})};
+  const auto pred = head.parse(levels);
+  const auto labels = objects({4, 0, kMaxInstances}, 7).labels;
+  const auto dynamic = head.assign(pred, pack_targets(labels, kBatch, 3, 64, 64, torch::kCPU));
+  const auto packed = pack_targets(labels, kBatch, 3, 64, 64, torch::kCPU, kMaxInstances);
+  const auto fixed = head.assign(pred, packed);
+  CHECK(fixed.static_shapes);
+  REQUIRE(fixed.fg_mask.any().item<bool>());
+  CHECK(torch::equal(fixed.fg_mask, dynamic.fg_mask));
+  // Where there is a foreground; elsewhere the GT index points at row 0 in both.
+  CHECK(torch::equal(fixed.target_gt_idx.masked_fill(fixed.fg_mask.logical_not(), 0),
+                     dynamic.target_gt_idx.masked_fill(dynamic.fg_mask.logical_not(), 0)));
+  CHECK(torch::allclose(fixed.target_scores, dynamic.target_scores, 1e-6, 1e-7));
+  CHECK(torch::equal(fixed.target_bboxes.index({fixed.fg_mask}),
+                     dynamic.target_bboxes.index({dynamic.fg_mask})));
+}
+
+TEST_CASE("static packing: every image padded to max_instances, more is refused") {
+  const auto labels = objects({2, 0, 1}, 1).labels;
+  const auto gt = pack_targets(labels, kBatch, 3, 64, 64, torch::kCPU, 4);
+  CHECK(gt.bboxes.sizes() == torch::IntArrayRef({kBatch, 4, 4}));
+  CHECK(gt.mask.sum().item<int64_t>() == 3);
+  CHECK(gt.mask[0].view({-1}).equal(torch::tensor({true, true, false, false})));
+  CHECK_THROWS_WITH_AS(pack_targets(labels, kBatch, 3, 64, 64, torch::kCPU, 1),
+                       doctest::Contains("more than the static shapes' 1"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("instance cap: the smallest objects of a crowded image go, the order of the rest kept") {
+  // Image 0: areas 0.04, 0.01, 0.09, 0.0025 (rows 0-3); image 1: one row. Cap 2: image 0 keeps
+  // rows 0 and 2 (the two largest) in that order; rows 1 and 3 go with their keypoints / rboxes.
+  LossTargets t;
+  t.labels = torch::tensor({{0.0f, 0.0f, 0.5f, 0.5f, 0.2f, 0.2f},
+                            {0.0f, 1.0f, 0.5f, 0.5f, 0.1f, 0.1f},
+                            {0.0f, 2.0f, 0.5f, 0.5f, 0.3f, 0.3f},
+                            {1.0f, 0.0f, 0.5f, 0.5f, 0.4f, 0.4f},
+                            {0.0f, 1.0f, 0.5f, 0.5f, 0.05f, 0.05f}});
+  t.rboxes = torch::arange(25, torch::kFloat).view({5, 5});
+  t.keypoints = torch::arange(5, torch::kFloat).view({5, 1, 1}).expand({5, 2, 3}).contiguous();
+  const auto cap = cap_instances(t, 2, 2);
+  CHECK(cap.dropped == 2);
+  CHECK(cap.largest == 4);
+  REQUIRE(t.labels.size(0) == 3);
+  CHECK(torch::equal(t.labels.select(1, 1), torch::tensor({0.0f, 2.0f, 0.0f})));
+  CHECK(torch::equal(t.rboxes.select(1, 0), torch::tensor({0.0f, 10.0f, 15.0f})));
+  CHECK(torch::equal(t.keypoints.select(1, 0).select(1, 0), torch::tensor({0.0f, 2.0f, 3.0f})));
+  // Under the cap: nothing changes.
+  const auto again = cap_instances(t, 2, 2);
+  CHECK(again.dropped == 0);
+  CHECK(again.largest == 2);
+}
+
+TEST_CASE("instance cap: index masks lose the dropped objects' pixels and are renumbered") {
+  // Image 0 has rows 0, 1, 2 (pixels 1, 2, 3); row 1 is the smallest and goes: its pixels become
+  // 0 and row 2's pixels 3 -> 2. Per-object masks (overlap false) follow their rows instead.
+  LossTargets t;
+  t.labels = torch::tensor({{0.0f, 0.0f, 0.5f, 0.5f, 0.5f, 0.5f},
+                            {0.0f, 0.0f, 0.5f, 0.5f, 0.1f, 0.1f},
+                            {0.0f, 0.0f, 0.5f, 0.5f, 0.3f, 0.3f}});
+  t.masks = torch::tensor({{{1, 2}, {3, 0}}}, torch::kInt);
+  t.overlap_masks = true;
+  LossTargets per_object = t;
+  CHECK(cap_instances(t, 1, 2).dropped == 1);
+  CHECK(torch::equal(t.masks, torch::tensor({{{1, 0}, {2, 0}}}, torch::kInt)));
+  per_object.overlap_masks = false;
+  per_object.masks = torch::arange(3, torch::kByte).view({3, 1, 1}).expand({3, 2, 2}).contiguous();
+  CHECK(cap_instances(per_object, 1, 2).dropped == 1);
+  CHECK(torch::equal(per_object.masks.select(1, 0).select(1, 0), torch::tensor({0, 2}, torch::kByte)));
+  CHECK_THROWS_AS(cap_instances(per_object, 1, 0), std::invalid_argument);
+}
+
+TEST_CASE("static assigner: the CPU's fused pair CIoU equals bbox_iou's element-wise formula") {
+  // Random boxes in a 64 px image, some degenerate (zero width or height), and a random mask:
+  // the fused pass against the oracle it replaces, bbox_iou on every pair then masked.
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(9);
+  const auto boxes = [&](int64_t b, int64_t n) {
+    const auto xy = at::rand({b, n, 2}, gen) * 48;
+    auto wh = at::rand({b, n, 2}, gen) * 30;
+    wh.select(-1, 0).select(-1, 0).zero_();  // every box 0 of an image has no width
+    return at::cat({xy, xy + wh}, -1);
+  };
+  const auto gt = boxes(2, 7), pd = boxes(2, 90);
+  const auto mask = at::rand({2, 7, 90}, gen).lt(0.6);
+  const auto fused = masked_pair_ciou_cpu(gt, pd, mask);
+  const auto oracle = at::where(
+      mask, bbox_iou(gt.unsqueeze(2), pd.unsqueeze(1), IouKind::kCiou).squeeze(-1).clamp_min(0),
+      at::zeros({}));
+  REQUIRE(fused.sizes() == oracle.sizes());
+  CHECK(oracle.gt(0).sum().item<int64_t>() > 50);  // many overlapping pairs compared
+  CHECK((fused - oracle).abs().max().item<double>() < 1e-6);
+  CHECK(torch::equal(fused.eq(0), oracle.eq(0)));
+}
