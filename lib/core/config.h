@@ -76,6 +76,9 @@ struct DataConfig {
   // (true), or one 0/1 mask per object; rasterised at imgsz / mask_ratio.
   bool overlap_mask = true;
   int64_t mask_ratio = 4;
+  // Static shapes only: objects per training sample after augmentation; a sample with more loses
+  // its smallest (loss/instance_cap.h, counted in the epoch's log). Ours.
+  int64_t max_instances = 100;
 };
 
 struct ScheduleConfig {
@@ -171,6 +174,9 @@ struct RunConfig {
   std::string resume;            // checkpoint to resume from ("" = start fresh)
   bool cudnn_benchmark = false;  // cuDNN autotuning (CUDA only)
   bool channels_last = false;    // NHWC memory format for the model (CUDA only)
+  // Every tensor of a training step shaped by the config alone (targets padded to max_instances,
+  // masked assigner and losses, the last batch filled): what a CUDA graph needs. Ours.
+  bool static_shapes = false;
   // Data-parallel training (several ranks: torchrun or device=0,1,...).
   std::string dist_backend;  // "" = nccl for CUDA devices, gloo for the CPU
   // Seconds each kind of wait may take before the rank fails, naming the wait (the reference has

@@ -211,6 +211,11 @@ std::vector<FieldSpec> build_fields() {
   f.push_back(int_field(
       "mask_ratio", "data", [](auto& c) -> auto& { return c.data.mask_ratio; }, closed(1, 64),
       "segmentation: ground-truth masks at imgsz / mask_ratio"));
+  f.push_back(int_field(
+      "max_instances", "data", [](auto& c) -> auto& { return c.data.max_instances; },
+      closed(1, 100000),
+      "static_shapes: objects per training sample after augmentation; beyond it the smallest "
+      "are dropped (counted in the log)"));
   // optimizer
   {
     std::vector<std::pair<std::string, std::string>> kinds;
@@ -461,6 +466,10 @@ std::vector<FieldSpec> build_fields() {
   f.push_back(bool_field(
       "channels_last", "run", [](auto& c) -> auto& { return c.run.channels_last; },
       "NHWC memory format for the model and batches (CUDA only)"));
+  f.push_back(bool_field(
+      "static_shapes", "run", [](auto& c) -> auto& { return c.run.static_shapes; },
+      "training step tensors shaped by the config alone (targets padded to max_instances, the "
+      "last batch filled; no rect, no multi_scale): ready for CUDA graphs"));
   f.push_back(string_field(
       "dist_backend", "run", [](auto& c) -> auto& { return c.run.dist_backend; },
       "data-parallel backend: nccl or gloo (empty = nccl on CUDA devices, gloo on the CPU)"));

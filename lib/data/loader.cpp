@@ -135,12 +135,16 @@ void Loader::start_epoch(int epoch, bool mosaic) {
   batch_ids_.clear();
   if (options_.shard_batches) {
     for (int64_t g = options_.rank; g < plan_batches(); g += world) {
-      for (int64_t k = g * batch; k < std::min(n, (g + 1) * batch); ++k) local_.push_back(k);
+      const int64_t end =
+          options_.fill_last_batch && n > 0 ? (g + 1) * batch : std::min(n, (g + 1) * batch);
+      for (int64_t k = g * batch; k < end; ++k) local_.push_back(k % n);
       batch_starts_.push_back(static_cast<int64_t>(local_.size()));
       batch_ids_.push_back(g);
     }
   } else {
-    const int64_t per_rank = (n + world - 1) / world;
+    int64_t per_rank = (n + world - 1) / world;
+    // local_[k] wraps around the permutation, so a filled last batch repeats the first samples.
+    if (options_.fill_last_batch && n > 0) per_rank = (per_rank + batch - 1) / batch * batch;
     local_.resize(per_rank);
     for (int64_t k = 0; k < per_rank; ++k) local_[k] = (options_.rank + k * world) % n;
     for (int64_t start = 0; start < per_rank; start += batch) {

@@ -63,6 +63,10 @@ struct LoaderOptions {
   int rank = 0;
   int world_size = 1;
   bool shard_batches = false;  // whole batches of the one-process plan per rank (see above)
+  // Every batch holds `batch` samples: the last one is completed with the epoch's first samples
+  // (wrapping around, as torch's DistributedSampler pads), so the batch dimension never changes
+  // (static shapes). The number of batches is unchanged.
+  bool fill_last_batch = false;
   // Segmentation datasets (outlines): masks at imgsz / mask_ratio, overlapping or one per object
   // (data/instance_masks.h).
   int mask_ratio = 4;

@@ -29,6 +29,7 @@ LoaderOptions train_loader_options(const core::TrainConfig& config, int rank, in
   o.overlap_mask = config.data.overlap_mask;
   o.rank = rank;
   o.world_size = world_size;
+  o.fill_last_batch = config.run.static_shapes;
   // Pinned buffers need a CUDA context; a device=cpu run on a GPU machine must not create one.
   o.pin_memory = pins_memory(config);
   return o;
@@ -41,6 +42,7 @@ LoaderOptions val_loader_options(const core::TrainConfig& config, bool standalon
   o.rect = true;
   o.rect_pad = 0.5;
   o.shuffle = false;
+  o.fill_last_batch = false;
   return o;
 }
 

@@ -5,13 +5,16 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "core/autocast_guard.h"
 #include "engine/device/device.h"
 #include "engine/device/memory_format.h"
 #include "engine/multi_scale.h"
+#include "engine/static_step/op_shape_trace.h"
 #include "engine/training_context.h"
+#include "loss/instance_cap.h"
 #include "optim/clip.h"
 
 namespace trainer::engine {
@@ -25,6 +28,8 @@ void TrainStep::reset_epoch() {
   loss_sum_ = torch::zeros({static_cast<int64_t>(ctx_.net.columns.loss_names.size())}, options);
   non_finite_ = torch::zeros({}, options.dtype(torch::kBool));
   batches_ = 0;
+  dropped_instances_ = 0;
+  largest_sample_instances_ = 0;
   // A new phase (close_mosaic, the loss weights' update): whether any parameter goes without a
   // gradient is decided again at the first backward.
   if (ctx_.net.reducer) ctx_.net.reducer->recheck();
@@ -52,17 +57,30 @@ void TrainStep::run(const data::Batch& batch, int64_t ni, StageClock* clock) {
         stride);
   }
   // The labels stay on the host: the loss checks and packs them there (no device read) and sends
-  // the packed targets over.
-  const auto& labels = batch.labels;
+  // the packed targets over. Static shapes: at most max_instances per image, padded to it.
+  // Static shapes: the host prepares targets of a fixed shape first (capped, packed, copied), and
+  // the rest of the step is device work whose shapes come from the config alone.
+  const bool static_shapes = ctx_.config.run.static_shapes;
+  loss::LossTargets targets{batch.labels, batch.keypoints, batch.rboxes, batch.masks,
+                            batch.overlap_masks};
+  loss::GtTargets prepared;
+  if (static_shapes) {
+    OpShapeTrace::HostWork host_work;
+    targets.static_instances = ctx_.config.data.max_instances;
+    const auto cap = loss::cap_instances(targets, images.size(0), targets.static_instances);
+    dropped_instances_ += cap.dropped;
+    largest_sample_instances_ = std::max(largest_sample_instances_, cap.largest);
+    prepared =
+        ctx_.net.criterion->prepare(targets, images.size(0), static_cast<double>(images.size(2)),
+                                    static_cast<double>(images.size(3)), ctx_.device);
+  }
   if (clock) clock->mark("h2d");
   loss::LossResult result;
   {
     core::AutocastGuard autocast(ctx_.device.type(), at::kBFloat16, ctx_.bf16());
     auto outputs = ctx_.net.model->forward_for_loss(images);
-    result = (*ctx_.net.criterion)(
-        outputs,
-        loss::LossTargets{labels, batch.keypoints, batch.rboxes, batch.masks, batch.overlap_masks},
-        images.size(0));
+    result = static_shapes ? ctx_.net.criterion->compute(outputs, prepared, images.size(0))
+                           : (*ctx_.net.criterion)(outputs, targets, images.size(0));
   }
   if (poison_next_) {
     result.total = result.total * std::numeric_limits<double>::quiet_NaN();

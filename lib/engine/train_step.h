@@ -39,6 +39,10 @@ class TrainStep {
   at::Tensor mean_loss_items() const;  // device tensor (a host read syncs)
   int64_t batches() const { return batches_; }
   int64_t last_instances() const { return last_instances_; }
+  // static_shapes: objects dropped above max_instances since reset_epoch(), and the most any
+  // sample held before that cap (what max_instances would have to be to drop none).
+  int64_t dropped_instances() const { return dropped_instances_; }
+  int64_t largest_sample_instances() const { return largest_sample_instances_; }
   // True when any loss or gradient norm since reset_epoch() was not finite (one host read).
   bool saw_non_finite() const;
   // The total gradient norm before clipping at the last optimizer step (undefined before the
@@ -64,6 +68,8 @@ class TrainStep {
   at::Tensor last_grad_norm_;
   int64_t batches_ = 0;
   int64_t last_instances_ = 0;
+  int64_t dropped_instances_ = 0;
+  int64_t largest_sample_instances_ = 0;
   bool poison_next_ = false;
 };
 

@@ -507,6 +507,13 @@ void FitRun::end_epoch(int64_t epoch, const TrainedEpoch& trained,
       grad_norm.defined() ? fmt::format(" (gradient norm {:.3g} before clipping, at the last step)",
                                         grad_norm.item<double>())
                           : std::string());
+  if (config_.run.static_shapes) {
+    const int64_t dropped = step_->dropped_instances();
+    spdlog::log(dropped > 0 ? spdlog::level::warn : spdlog::level::info,
+                "static_shapes: at most {} objects in a training sample this epoch; {} dropped "
+                "above max_instances {}",
+                step_->largest_sample_instances(), dropped, config_.data.max_instances);
+  }
 }
 
 bool FitRun::agree_to_stop(int64_t epoch, const TrainedEpoch& trained, bool final_epoch) {

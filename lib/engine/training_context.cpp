@@ -101,6 +101,12 @@ data::DatasetSpec check_run_config(const core::TrainConfig& config, int world_si
         "models); detect and pose models have no dropout layer: leave it at 0",
         config.model.dropout));
   }
+  if (config.run.static_shapes && (config.data.rect || config.augment.multi_scale > 0.0)) {
+    throw core::ConfigError(fmt::format(
+        "static_shapes: {} gives batches of different image sizes, so the step's shapes would "
+        "change; turn one of them off",
+        config.data.rect ? "rect: true" : "multi_scale"));
+  }
   if (config.data.batch % world_size != 0) {
     throw core::ConfigError(fmt::format(
         "batch: {} is the global batch and does not divide among the {} ranks (WORLD_SIZE); each "
@@ -334,6 +340,17 @@ TrainingContext build_training_context(const core::TrainConfig& config, ModelSou
   prepare_parameters(ctx);
   // Phase 6: the task's loss and results columns for this model.
   ctx.net.criterion = ctx.task->build_loss(config.loss, *ctx.net.model, ctx.inputs.dataset);
+  if (config.run.static_shapes && !ctx.net.criterion->supports_static_shapes()) {
+    throw core::ConfigError(fmt::format(
+        "static_shapes: not implemented yet for the {} loss (detect and obb have it); leave it "
+        "false",
+        core::task_name(ctx.task->task())));
+  }
+  if (config.run.static_shapes) {
+    spdlog::info(
+        "static_shapes: targets padded to max_instances {} per sample, every batch of {} images",
+        config.data.max_instances, config.data.batch / world_size);
+  }
   ctx.net.columns = ctx.task->columns(*ctx.net.model);
   ctx.net.live_state = named_state(*ctx.net.model);
   ctx.optimization = build_optimization(ctx);

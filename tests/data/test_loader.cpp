@@ -258,6 +258,37 @@ TEST_CASE("loader: sharding gives each rank every world_size-th sample") {
   CHECK(got[1] == std::vector<int64_t>{1, 3, 0});  // padded by wrapping
 }
 
+TEST_CASE("loader: fill_last_batch completes the last batch with the epoch's first samples") {
+  TempDir dir;
+  const DatasetIndex index = make_index(dir.path(), 5);
+  LoaderOptions o;
+  o.imgsz = 32;
+  o.batch = 2;
+  o.workers = 0;
+  o.augment = false;
+  o.show_progress = false;
+  for (const bool shard : {false, true}) {
+    CAPTURE(shard);
+    o.shard_batches = shard;
+    o.fill_last_batch = false;
+    std::vector<int64_t> sizes;
+    Loader plain(index, o);
+    plain.start_epoch(0);
+    while (auto b = plain.next()) sizes.push_back(static_cast<int64_t>(b->dataset_indices.size()));
+    CHECK(sizes == std::vector<int64_t>{2, 2, 1});
+    o.fill_last_batch = true;
+    Loader filled(index, o);
+    CHECK(filled.batches_per_epoch() == 3);  // as many batches; only the last one changes
+    filled.start_epoch(0);
+    std::vector<int64_t> got;
+    while (auto b = filled.next()) {
+      CHECK(b->images.size(0) == 2);
+      got.insert(got.end(), b->dataset_indices.begin(), b->dataset_indices.end());
+    }
+    CHECK(got == std::vector<int64_t>{0, 1, 2, 3, 4, 0});
+  }
+}
+
 TEST_CASE("loader: shard_batches gives rank r the whole batches r, r + W, ... of the plan") {
   TempDir dir;
   const DatasetIndex index = make_index(dir.path(), 7);  // batches of 2: a plan of 4
