@@ -3,7 +3,9 @@
 // thread waited per batch, where the workers' time went per stage (data/stage_profile.h, in ms per
 // image summed over the workers), the cache's size and the peak RSS of the setting. Each setting
 // runs `--epochs` epochs; the medians are quoted. `--consumer-ms` sleeps per batch to stand in for
-// a training step (then the wait shows whether the loader keeps up). `cache: disk` writes its
+// a training step (then the wait shows whether the loader keeps up). Also the objects per image of
+// the dataset and per augmented sample (mosaic), with what each max_instances of static_shapes
+// would keep and pad. `cache: disk` writes its
 // files to `--cache-dir` (default: a temporary folder removed afterwards, so a benchmark never
 // writes beside a shared dataset); the first epoch of a fresh disk cache includes building it.
 #include <spdlog/spdlog.h>
@@ -68,6 +70,38 @@ nlohmann::json stage_report(const data::StageTotals& t, int64_t images) {
   return stages;
 }
 
+// Objects per sample: quantiles, the largest, and the share of samples each candidate
+// max_instances (static_shapes) holds whole, with the padding it costs: padded rows per real row.
+nlohmann::json instance_report(std::vector<int64_t> counts) {
+  std::sort(counts.begin(), counts.end());
+  const auto n = static_cast<double>(counts.size());
+  const auto quantile = [&](double q) {
+    return counts.empty() ? 0 : counts[std::min(counts.size() - 1, static_cast<size_t>(q * n))];
+  };
+  double total = 0;
+  for (const int64_t c : counts) total += static_cast<double>(c);
+  nlohmann::json coverage = nlohmann::json::object();
+  for (const int64_t m : {50, 100, 150, 200, 300, 500}) {
+    int64_t within = 0, dropped = 0;
+    for (const int64_t c : counts) {
+      if (c <= m) ++within;
+      dropped += std::max<int64_t>(c - m, 0);
+    }
+    coverage[std::to_string(m)] = {
+        {"samples_within", counts.empty() ? 1.0 : static_cast<double>(within) / n},
+        {"objects_dropped", total > 0 ? static_cast<double>(dropped) / total : 0.0},
+        {"padded_rows_per_object", total > 0 ? static_cast<double>(m) * n / total : 0.0}};
+  }
+  return {{"samples", counts.size()},
+          {"mean", counts.empty() ? 0.0 : total / n},
+          {"p50", quantile(0.5)},
+          {"p90", quantile(0.9)},
+          {"p99", quantile(0.99)},
+          {"p999", quantile(0.999)},
+          {"max", counts.empty() ? 0 : counts.back()},
+          {"max_instances", coverage}};
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
@@ -109,6 +143,7 @@ int run_bench_data(const BenchDataOptions& opts) {
         const double cache_s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t_cache).count();
         std::vector<double> rates, waits;
+        std::vector<int64_t> sample_instances;  // objects per augmented sample, every epoch
         data::StageTotals stages;
         int64_t staged_images = 0;
         for (int e = 0; e < opts.epochs; ++e) {
@@ -120,6 +155,11 @@ int run_bench_data(const BenchDataOptions& opts) {
           while (auto batch = loader.next()) {
             images += batch->images.size(0);
             ++batches;
+            std::vector<int64_t> per_image(static_cast<size_t>(batch->images.size(0)), 0);
+            const auto image_column = batch->labels.select(1, 0).to(torch::kLong).contiguous();
+            const auto* image = image_column.data_ptr<int64_t>();
+            for (int64_t i = 0; i < image_column.size(0); ++i) ++per_image[image[i]];
+            sample_instances.insert(sample_instances.end(), per_image.begin(), per_image.end());
             if (opts.consumer_ms > 0) {
               std::this_thread::sleep_for(
                   std::chrono::duration<double, std::milli>(opts.consumer_ms));
@@ -154,7 +194,8 @@ int run_bench_data(const BenchDataOptions& opts) {
                               {"images_per_s_median", median(rates)},
                               {"images_per_s", rates},
                               {"wait_ms_per_batch_median", median(waits)},
-                              {"wait_ms_per_batch", waits}};
+                              {"wait_ms_per_batch", waits},
+                              {"instances_per_sample", instance_report(sample_instances)}};
         if (const data::RecentImages* recent = loader.recent_images()) {
           const int64_t lookups = recent->hits() + recent->misses();
           run["recent_images"] = {
@@ -170,11 +211,16 @@ int run_bench_data(const BenchDataOptions& opts) {
   }
   data::set_stage_profiling(false);
   if (remove_cache_dir) std::filesystem::remove_all(cache_dir);
+  std::vector<int64_t> label_instances;  // the dataset's own objects per image, unaugmented
+  for (const auto& item : index.items) {
+    label_instances.push_back(static_cast<int64_t>(item.boxes.size()));
+  }
   nlohmann::json out = {{"bench", "data"},
                         {"dataset", spec.yaml_file.string()},
                         {"images", index.size()},
                         {"image_codec", data::image_codec_name()},
                         {"consumer_ms", opts.consumer_ms},
+                        {"instances_per_image", instance_report(label_instances)},
                         {"hardware_threads", std::thread::hardware_concurrency()},
                         {"runs", runs}};
   const std::string text = out.dump(2) + "\n";
