@@ -38,6 +38,17 @@ if ! podman image exists localhost/debian:12; then
   tar -C "$cache/rootfs-bookworm" -c . | podman import - localhost/debian:12 >/dev/null
 fi
 
+# A CUDA image's layers take ~15 GB while they are committed (the toolchain layer alone ~7 GB);
+# a full disk fails the commit late with "no space left on device". Check first.
+store=$(podman info --format '{{.Store.GraphRoot}}' 2>/dev/null || echo /var/lib/containers)
+mkdir -p "$store"
+free_gb=$(( $(df -Pk "$store" | awk 'NR == 2 {print $4}') / 1024 / 1024 ))
+if [ "$free_gb" -lt 30 ]; then
+  log "only ${free_gb} GB free under $store; a build needs about 30 GB."
+  log "free space with: podman image prune -f (unused layers), podman rmi IMAGE"
+  exit 1
+fi
+
 # A copy of the build context (tracked files and .git), so that the warm build can change a file
 # without touching the clone.
 context=$(mktemp -d -t trainer-docker-XXXXXX)
