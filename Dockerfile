@@ -105,6 +105,8 @@ RUN --mount=type=cache,target=/root/.cache \
 # package's files at their places (CUDA: the whole package less compilers and headers; CPU: only the
 # libraries the binary loads from it, libtorch_cpu, libc10 and the two nvidia/ ones), and in
 # /stage/lib every other shared library the binary loads, except the C/C++ runtime of the base.
+# CUDA: the binary's own CUDA libraries (libcudart, ...) get a link in /stage/lib (on
+# LD_LIBRARY_PATH) to their one copy in site/: the binary's RPATH names the build's venv.
 RUN set -eux; \
     site=$(python -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))'); \
     mkdir -p /stage/bin /stage/lib /stage/site; \
@@ -114,6 +116,10 @@ RUN set -eux; \
       cp -a "$site"/. /stage/site/; \
       rm -rf /stage/site/nvidia/cu13/bin /stage/site/nvidia/cu13/nvvm /stage/site/nvidia/cu13/include \
              /stage/site/torch/include /stage/site/triton /stage/site/pip /stage/site/pip-*; \
+      ldd build/app/trainer | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | xargs -r realpath -s -m \
+        | grep "^$site/" | while read -r f; do \
+            ln -sf "../site/${f#"$site"/}" "/stage/lib/$(basename "$f")"; \
+          done; \
     else \
       ldd build/app/trainer | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | xargs -r realpath -s -m \
         | grep "^$site/" | while read -r f; do \
