@@ -63,6 +63,12 @@ BoxLossTerms bbox_loss(const at::Tensor& pred_dist, const at::Tensor& pred_bboxe
   return out;
 }
 
+at::Tensor ltrb_over_image_size(const at::Tensor& ltrb, double image_h, double image_w) {
+  return at::stack({ltrb.select(-1, 0) / image_w, ltrb.select(-1, 1) / image_h,
+                    ltrb.select(-1, 2) / image_w, ltrb.select(-1, 3) / image_h},
+                   -1);
+}
+
 at::Tensor keep_where(const at::Tensor& mask, const at::Tensor& boxes,
                       const std::vector<double>& fill) {
   std::vector<at::Tensor> values;
@@ -91,15 +97,9 @@ BoxLossTerms masked_bbox_loss(const at::Tensor& pred_dist, const at::Tensor& pre
         weight.reshape({-1, 1});
     out.dfl = loss.sum() / target_scores_sum;
   } else {
-    // The sides over the image width (l, r) or height (t, b), as scalar divisions: no tensor
-    // made on the host.
-    const auto over_size = [&](const at::Tensor& ltrb) {
-      return at::stack({ltrb.select(-1, 0) / image_w, ltrb.select(-1, 1) / image_h,
-                        ltrb.select(-1, 2) / image_w, ltrb.select(-1, 3) / image_h},
-                       -1);
-    };
-    const auto target_ltrb = over_size(bbox_to_dist(anchor_points, target_bboxes) * stride);
-    const auto pred_ltrb = over_size(pred_dist * stride);
+    const auto target_ltrb =
+        ltrb_over_image_size(bbox_to_dist(anchor_points, target_bboxes) * stride, image_h, image_w);
+    const auto pred_ltrb = ltrb_over_image_size(pred_dist * stride, image_h, image_w);
     const auto l1 =
         at::l1_loss(pred_ltrb, target_ltrb, at::Reduction::None).mean(-1, /*keepdim=*/true);
     out.dfl = (l1 * weight).sum() / target_scores_sum;

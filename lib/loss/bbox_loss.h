@@ -50,6 +50,10 @@ BoxLossTerms masked_bbox_loss(const at::Tensor& pred_dist, const at::Tensor& pre
                               const at::Tensor& fg_mask, const at::Tensor& stride, double image_h,
                               double image_w, int64_t reg_max);
 
+// ltrb distances (..., 4) in pixels -> l and r over image_w, t and b over image_h, as scalar
+// divisions (no tensor made on the host): the static paths' L1 normalisation.
+at::Tensor ltrb_over_image_size(const at::Tensor& ltrb, double image_h, double image_w);
+
 // (..., D) -> where the mask (...) is false, the row `fill` (D values) made on the device by fill
 // kernels (no host-to-device copy); where true, `boxes` (gradient flows only there).
 at::Tensor keep_where(const at::Tensor& mask, const at::Tensor& boxes,

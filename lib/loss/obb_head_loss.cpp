@@ -174,14 +174,9 @@ at::Tensor ObbHeadLoss::masked_terms(const ObbPredictions& p, const Assignment& 
            target_scores_sum;
   } else {
     const double w = p.head.image_w, h = p.head.image_h;
-    const auto over_size = [&](const at::Tensor& ltrb) {
-      return at::stack({ltrb.select(-1, 0) / w, ltrb.select(-1, 1) / h, ltrb.select(-1, 2) / w,
-                        ltrb.select(-1, 3) / h},
-                       -1);
-    };
-    const auto target_ltrb =
-        over_size(model::rbox2dist(truth, p.head.anchor_points, 1) * p.head.stride);
-    const auto pred_ltrb = over_size(p.head.pred_dist * p.head.stride);
+    const auto target_ltrb = ltrb_over_image_size(
+        model::rbox2dist(truth, p.head.anchor_points, 1) * p.head.stride, h, w);
+    const auto pred_ltrb = ltrb_over_image_size(p.head.pred_dist * p.head.stride, h, w);
     const auto l1 = at::l1_loss(pred_ltrb, target_ltrb, at::Reduction::None).mean(-1);
     dist = (l1 * weight).sum() / target_scores_sum;
   }

@@ -131,7 +131,7 @@ Assignment TaskAlignedAssigner::operator()(const at::Tensor& pd_scores, const at
     return hooks.box_overlap ? hooks.box_overlap(gt, pd)
                              : bbox_iou(gt, pd, IouKind::kCiou).squeeze(-1).clamp_min(0);
   };
-  auto overlaps = at::zeros({bs, m, na}, pd_bboxes.options());
+  at::Tensor overlaps;  // (B, M, A), 0 off the candidate pairs
   if (static_shapes) {
     if (hooks.pair_overlaps) {
       throw std::invalid_argument("assigner: static shapes do not support a pair_overlaps hook");
@@ -162,6 +162,7 @@ Assignment TaskAlignedAssigner::operator()(const at::Tensor& pd_scores, const at
     const auto pd_sel = pd_bboxes.unsqueeze(1).expand({bs, m, na, d}).index({pair_mask});
     auto values = overlap_of(gt_sel, pd_sel);
     if (hooks.pair_overlaps) values = hooks.pair_overlaps(pair_mask.nonzero(), values);
+    overlaps = at::zeros({bs, m, na}, pd_bboxes.options());
     overlaps.index_put_({pair_mask}, values);
   }
   auto align_metric = bbox_scores.pow(options_.alpha) * overlaps.pow(options_.beta);

@@ -43,8 +43,9 @@ std::string first_difference(const std::vector<std::string>& a, const std::vecto
   for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
     if (a[i] != b[i]) return "op " + std::to_string(i) + ": " + a[i] + " vs " + b[i];
   }
-  return a.size() == b.size() ? "" : "lengths " + std::to_string(a.size()) + " vs " +
-                                         std::to_string(b.size());
+  return a.size() == b.size()
+             ? ""
+             : "lengths " + std::to_string(a.size()) + " vs " + std::to_string(b.size());
 }
 
 struct Traced {
@@ -76,7 +77,8 @@ Traced trace_steps(engine::TrainingContext& ctx) {
 
 }  // namespace
 
-TEST_CASE("static step: the same ops on the same shapes for 0, 1 and many objects, none data-sized") {
+TEST_CASE(
+    "static step: the same ops on the same shapes for 0, 1 and many objects, none data-sized") {
   for (const std::string model : {"yolo26t", "yolo11t"}) {
     CAPTURE(model);
     TempDir dir;

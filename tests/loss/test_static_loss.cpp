@@ -91,8 +91,8 @@ void compare_paths(model::YoloModel& net, core::Task task, const Objects& objs) 
     loss = std::make_unique<ObbLoss>(3, net->reg_max(), net->strides(), LossGains{}, 1.0,
                                      net->end2end());
   } else {
-    loss = std::make_unique<YoloLoss>(3, net->reg_max(), net->strides(), LossGains{},
-                                      net->end2end());
+    loss =
+        std::make_unique<YoloLoss>(3, net->reg_max(), net->strides(), LossGains{}, net->end2end());
   }
   loss->set_epoch_updates(1, 4);  // end2end: weights away from the defaults 0.8 / 0.2
   LossTargets targets;
@@ -128,38 +128,38 @@ void compare_paths(model::YoloModel& net, core::Task task, const Objects& objs) 
 }
 
 const std::vector<std::vector<int64_t>> kCompositions = {
-    {0, 0, 0},                  // no object
-    {0, 1, 0},                  // one
-    {5, 0, 3},                  // many, one image empty
-    {kMaxInstances, 2, 1},      // one image at max_instances
+    {0, 0, 0},              // no object
+    {0, 1, 0},              // one
+    {5, 0, 3},              // many, one image empty
+    {kMaxInstances, 2, 1},  // one image at max_instances
 };
 
 }  // namespace
 
-TEST_CASE("static loss: detection items and head gradients equal the selecting path's") {
+namespace {
+
+// Both families of `task`, every batch composition (seeds from `seed`).
+void compare_families(core::Task task, uint64_t seed) {
   for (const auto family : {model::ModelFamily::kYolo26, model::ModelFamily::kYolo11}) {
-    torch::manual_seed(3);
-    auto net = model::build_tiny_yolo_model(family, 3, core::Task::kDetect);
+    torch::manual_seed(seed);
+    auto net = model::build_tiny_yolo_model(family, 3, task);
     net->train();
     for (size_t k = 0; k < kCompositions.size(); ++k) {
       CAPTURE(static_cast<int>(family));
       CAPTURE(k);
-      compare_paths(net, core::Task::kDetect, objects(kCompositions[k], 10 + k));
+      compare_paths(net, task, objects(kCompositions[k], seed + k));
     }
   }
 }
 
+}  // namespace
+
+TEST_CASE("static loss: detection items and head gradients equal the selecting path's") {
+  compare_families(core::Task::kDetect, 10);
+}
+
 TEST_CASE("static loss: OBB items and head gradients equal the selecting path's") {
-  for (const auto family : {model::ModelFamily::kYolo26, model::ModelFamily::kYolo11}) {
-    torch::manual_seed(4);
-    auto net = model::build_tiny_yolo_model(family, 3, core::Task::kObb);
-    net->train();
-    for (size_t k = 0; k < kCompositions.size(); ++k) {
-      CAPTURE(static_cast<int>(family));
-      CAPTURE(k);
-      compare_paths(net, core::Task::kObb, objects(kCompositions[k], 20 + k));
-    }
-  }
+  compare_families(core::Task::kObb, 20);
 }
 
 TEST_CASE("static assigner: the same foreground, GT index, targets as the selecting path") {
@@ -191,8 +191,7 @@ TEST_CASE("static packing: every image padded to max_instances, more is refused"
   CHECK(gt.mask.sum().item<int64_t>() == 3);
   CHECK(gt.mask[0].view({-1}).equal(torch::tensor({true, true, false, false})));
   CHECK_THROWS_WITH_AS(pack_targets(labels, kBatch, 3, 64, 64, torch::kCPU, 1),
-                       doctest::Contains("more than the static shapes' 1"),
-                       std::invalid_argument);
+                       doctest::Contains("more than the static shapes' 1"), std::invalid_argument);
 }
 
 TEST_CASE("instance cap: the smallest objects of a crowded image go, the order of the rest kept") {
@@ -234,7 +233,8 @@ TEST_CASE("instance cap: index masks lose the dropped objects' pixels and are re
   per_object.overlap_masks = false;
   per_object.masks = torch::arange(3, torch::kByte).view({3, 1, 1}).expand({3, 2, 2}).contiguous();
   CHECK(cap_instances(per_object, 1, 2).dropped == 1);
-  CHECK(torch::equal(per_object.masks.select(1, 0).select(1, 0), torch::tensor({0, 2}, torch::kByte)));
+  CHECK(torch::equal(per_object.masks.select(1, 0).select(1, 0),
+                     torch::tensor({0, 2}, torch::kByte)));
   CHECK_THROWS_AS(cap_instances(per_object, 1, 0), std::invalid_argument);
 }
 
