@@ -6,8 +6,8 @@
 
 #include <atomic>
 #include <mutex>
-#include <stdexcept>
 #include <sstream>
+#include <stdexcept>
 
 namespace trainer::engine {
 
@@ -109,7 +109,9 @@ OpShapeTrace::HostWork::~HostWork() {
 }
 
 std::vector<std::string> data_dependent_ops(const std::vector<std::string>& trace) {
-  const auto starts = [](const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; };
+  const auto starts = [](const std::string& s, const char* prefix) {
+    return s.rfind(prefix, 0) == 0;
+  };
   std::vector<std::string> out;
   for (const auto& op : trace) {
     const bool value_sized = starts(op, "aten::nonzero") || starts(op, "aten::masked_select") ||
