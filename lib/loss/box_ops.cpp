@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
+
+#include "loss/pair_ciou.h"
 
 namespace trainer::loss {
 
@@ -73,54 +76,23 @@ at::Tensor masked_pair_ciou_cpu(const at::Tensor& gt_bboxes, const at::Tensor& p
   const auto pd = pd_bboxes.contiguous();
   const auto mask = pair_mask.to(at::kBool).contiguous();
   auto out = at::zeros({bs, m, na}, gt.options());
-  const float eps = 1e-7f;
-  const auto k = static_cast<float>(4.0 / (M_PI * M_PI));
-  const float one_eps = static_cast<float>(1.0 + 1e-7);
-  // Per predicted box: width, height (+ eps) and the aspect atan, as bbox_iou computes them.
-  auto pd_terms = at::empty({bs, na, 3}, gt.options());
-  {
-    const float* p = pd.data_ptr<float>();
-    float* t = pd_terms.data_ptr<float>();
-    for (int64_t i = 0; i < bs * na; ++i, p += 4, t += 3) {
-      t[0] = p[2] - p[0];
-      t[1] = (p[3] - p[1]) + eps;
-      t[2] = std::atan(t[0] / t[1]);
-    }
-  }
-  const float* g_all = gt.data_ptr<float>();
   const float* p_all = pd.data_ptr<float>();
-  const float* pt_all = pd_terms.data_ptr<float>();
+  std::vector<BoxTerms> pd_terms(static_cast<size_t>(bs * na));
+  for (int64_t i = 0; i < bs * na; ++i) pd_terms[static_cast<size_t>(i)] = box_terms(p_all + i * 4);
+  const float* g_all = gt.data_ptr<float>();
   const bool* mask_all = mask.data_ptr<bool>();
   float* out_all = out.data_ptr<float>();
   at::parallel_for(0, bs * m, 1, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       const int64_t b = row / m;
       const float* g = g_all + row * 4;
-      const float w1 = g[2] - g[0], h1 = (g[3] - g[1]) + eps;
-      const float atan1 = std::atan(w1 / h1);
+      const BoxTerms gt_terms = box_terms(g);
       const bool* mk = mask_all + row * na;
       float* o = out_all + row * na;
       for (int64_t a = 0; a < na; ++a) {
         if (!mk[a]) continue;
-        const float* p = p_all + (b * na + a) * 4;
-        const float* pt = pt_all + (b * na + a) * 3;
-        const float w2 = pt[0], h2 = pt[1];
-        const float iw = std::max(std::min(g[2], p[2]) - std::max(g[0], p[0]), 0.0f);
-        const float ih = std::max(std::min(g[3], p[3]) - std::max(g[1], p[1]), 0.0f);
-        const float inter = iw * ih;
-        const float union_area = ((w1 * h1 + w2 * h2) - inter) + eps;
-        const float iou = inter / union_area;
-        const float cw = std::max(g[2], p[2]) - std::min(g[0], p[0]);
-        const float ch = std::max(g[3], p[3]) - std::min(g[1], p[1]);
-        const float c2 = (cw * cw + ch * ch) + eps;
-        const float dx = ((p[0] + p[2]) - g[0]) - g[2];
-        const float dy = ((p[1] + p[3]) - g[1]) - g[3];
-        const float rho2 = (dx * dx + dy * dy) / 4.0f;
-        const float d = pt[2] - atan1;
-        const float v = k * (d * d);
-        const float alpha = v / ((v - iou) + one_eps);
-        const float ciou = iou - (rho2 / c2 + v * alpha);
-        o[a] = std::max(ciou, 0.0f);
+        const int64_t i = b * na + a;
+        o[a] = clamped_pair_ciou(g, gt_terms, p_all + i * 4, pd_terms[static_cast<size_t>(i)]);
       }
     }
   });

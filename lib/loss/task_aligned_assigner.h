@@ -21,6 +21,9 @@ struct AssignerOptions {
   double beta = 6.0;   // power of the CIoU
   double eps = 1e-9;
   std::vector<double> strides = {8, 16, 32};  // STAL: sides < strides[1] become strides[1]
+  // Static shapes on the CPU in fp32: the fused passes of dense_assigner_cpu.h (same bits). Off,
+  // the element-wise ATen form runs there too (the tests' oracle; what other devices run).
+  bool fused_cpu = true;
 };
 
 struct Assignment {
@@ -57,6 +60,19 @@ HighestOverlaps select_highest_overlaps(at::Tensor mask_pos, const at::Tensor& o
                                         const at::Tensor& align_metric, int64_t topk,
                                         int64_t topk2);
 
+struct Positives {
+  at::Tensor target_gt_idx;  // (B, A) int64: the anchor's GT, 0 on background
+  at::Tensor fg_mask;        // (B, A) float: 1 on positives, 0 elsewhere
+  at::Tensor norm;           // (B, A, 1): the anchor's soft-target scale
+};
+// From the alignment metric on, element-wise: select_topk_candidates over the candidate pairs,
+// select_highest_overlaps, and the alignment normalisation (per GT, its anchors' metric rescaled
+// so that the best one gets the GT's best overlap; per anchor, the largest over its GTs).
+// align_metric, overlaps (B, M, A), pair_mask (B, M, A) bool, valid (B, M, 1) bool.
+Positives select_positives(const at::Tensor& align_metric, const at::Tensor& overlaps,
+                           const at::Tensor& pair_mask, const at::Tensor& valid,
+                           const AssignerOptions& options);
+
 // GT rows per chunk of the static assigner's dense overlaps: about 2^22 (image, GT, anchor)
 // entries per chunk (64 MB of fp32 per temporary), at least one row. A function of B and A only.
 int64_t dense_overlap_chunk(int64_t batch_size, int64_t anchors);
@@ -78,6 +94,10 @@ struct AssignerHooks {
   // The overlap of each candidate pair: pairs (P, 3) int64 [image, gt, anchor] in the order of a
   // boolean index with the (B, M, A) pair mask, and their box CIoU (P) clamped >= 0 -> (P).
   std::function<at::Tensor(const at::Tensor& pairs, const at::Tensor& iou)> pair_overlaps;
+  // The static path's form of pair_overlaps: (pair_mask (B, M, A) bool, the box CIoU (B, M, A)
+  // clamped >= 0 and 0 off the candidates) -> (B, M, A), 0 off the candidates. A task that sets
+  // pair_overlaps sets this too for static shapes.
+  std::function<at::Tensor(const at::Tensor& pair_mask, const at::Tensor& iou)> dense_overlaps;
 };
 
 class TaskAlignedAssigner {
@@ -91,7 +111,7 @@ class TaskAlignedAssigner {
   // static_shapes: the overlaps of every (image, GT, anchor) are computed, in chunks of GT rows
   // whose size depends only on B and A, and kept where the pair is a candidate, instead of being
   // computed on the selected pairs (a selection's size depends on the data). Same assignment; the
-  // hook `pair_overlaps` is not available then.
+  // hook `dense_overlaps` replaces `pair_overlaps` then.
   Assignment operator()(const at::Tensor& pd_scores, const at::Tensor& pd_bboxes,
                         const at::Tensor& anchor_points, const at::Tensor& gt_labels,
                         const at::Tensor& gt_bboxes, const at::Tensor& mask_gt,
