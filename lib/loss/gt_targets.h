@@ -9,9 +9,10 @@
 namespace trainer::loss {
 
 struct GtTargets {
-  at::Tensor labels;  // (B, M, 1) float class ids (0 on padding rows)
-  at::Tensor bboxes;  // (B, M, 4) xyxy pixels (0 on padding rows)
-  at::Tensor mask;    // (B, M, 1) bool: a real box (coordinate sum > 0, as the reference)
+  at::Tensor labels;     // (B, M, 1) float class ids (0 on padding rows)
+  at::Tensor bboxes;     // (B, M, 4) xyxy pixels (0 on padding rows)
+  at::Tensor mask;       // (B, M, 1) bool: a real box (coordinate sum > 0, as the reference)
+  at::Tensor keypoints;  // (B, M, K, 3) pixels, pose only (PoseLoss::prepare, pack_keypoints)
   // M was fixed by the caller (static shapes): the assigner and the box losses then work on every
   // entry with masks (no selection by a data-dependent mask).
   bool static_shapes = false;

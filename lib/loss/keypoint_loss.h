@@ -20,4 +20,15 @@ at::Tensor keypoint_location_loss(const at::Tensor& pred, const at::Tensor& gt,
 // The mean BCE-with-logits of the visibility logits (N, K) against mask (N, K) as 0/1.
 at::Tensor keypoint_objectness_loss(const at::Tensor& logits, const at::Tensor& mask);
 
+// Static shapes: the same two means over keypoint rows (..., K) gathered into fixed slots
+// (positive_slots.h). mask (..., K) is the visibility and already false on filler slots,
+// row_weight (...) is 1 on positives and 0 on fillers, positives the 0-d device count N (>= 1):
+// each sum over the rows divided by N x K, so the fillers add exact zeros.
+at::Tensor masked_keypoint_location_loss(const at::Tensor& pred, const at::Tensor& gt,
+                                         const at::Tensor& mask, const at::Tensor& area,
+                                         const at::Tensor& sigmas, const at::Tensor& positives);
+at::Tensor masked_keypoint_objectness_loss(const at::Tensor& logits, const at::Tensor& visible,
+                                           const at::Tensor& row_weight,
+                                           const at::Tensor& positives);
+
 }  // namespace trainer::loss

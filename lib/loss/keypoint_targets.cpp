@@ -4,11 +4,13 @@
 
 #include <sstream>
 #include <stdexcept>
+#include <string>
 
 namespace trainer::loss {
 
 at::Tensor pack_keypoints(const at::Tensor& labels, const at::Tensor& keypoints, int64_t batch_size,
-                          double image_h, double image_w, at::Device device) {
+                          double image_h, double image_w, at::Device device,
+                          int64_t static_instances) {
   if (!keypoints.defined() || keypoints.dim() != 3 || keypoints.size(0) != labels.size(0) ||
       (keypoints.size(2) != 2 && keypoints.size(2) != 3)) {
     std::ostringstream msg;
@@ -28,11 +30,17 @@ at::Tensor pack_keypoints(const at::Tensor& labels, const at::Tensor& keypoints,
     image = labels.select(1, 0).to(opts).to(at::kLong);
     const auto counts = at::bincount(image, {}, batch_size);
     m = counts.max().item<int64_t>();
+    if (static_instances > 0 && m > static_instances) {
+      throw std::invalid_argument("pose loss: an image has " + std::to_string(m) +
+                                  " keypoint rows, more than the static shapes' " +
+                                  std::to_string(static_instances));
+    }
     const auto starts = counts.cumsum(0) - counts;
     const auto order = std::get<1>(image.sort(/*stable=*/true, 0, false));
     position = at::empty_like(image).index_put_(
         {order}, at::arange(n, image.options()) - starts.index({image.index({order})}));
   }
+  if (static_instances > 0) m = static_instances;
   auto packed = at::zeros({batch_size, m, k, 3}, opts);
   if (n > 0) packed.index_put_({image, position}, kpts);
   const auto scale = at::tensor({image_w, image_h, 1.0}, opts);

@@ -2,7 +2,9 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 namespace trainer::loss {
 
@@ -35,10 +37,19 @@ PoseTaskAlignedAssigner::PoseTaskAlignedAssigner(AssignerOptions options,
 Assignment PoseTaskAlignedAssigner::operator()(
     const at::Tensor& pd_scores, const at::Tensor& pd_bboxes, const at::Tensor& anchor_points,
     const at::Tensor& gt_labels, const at::Tensor& gt_bboxes, const at::Tensor& mask_gt,
-    const at::Tensor& pd_kpts, const at::Tensor& gt_kpts, const at::Tensor& anchor_strides) const {
+    const at::Tensor& pd_kpts, const at::Tensor& gt_kpts, const at::Tensor& anchor_strides,
+    bool static_shapes) const {
   at::NoGradGuard no_grad;
-  const auto sigmas = at::tensor(sigmas_, pd_bboxes.options().dtype(at::kDouble))
-                          .to(at::kFloat);  // fp32 values, as the reference's float32 sigmas
+  // fp32 values, as the reference's float32 sigmas. Static shapes: no tensor made from host
+  // values inside the step (a copy a CUDA graph would not replay).
+  const auto make_sigmas = [&] {
+    return at::tensor(sigmas_, pd_bboxes.options().dtype(at::kDouble)).to(at::kFloat);
+  };
+  if (static_shapes &&
+      (!sigmas_on_device_.defined() || sigmas_on_device_.device() != pd_bboxes.device())) {
+    sigmas_on_device_ = make_sigmas();
+  }
+  const auto sigmas = static_shapes ? sigmas_on_device_ : make_sigmas();
   AssignerHooks hooks;
   hooks.gate_candidates = [&](const at::Tensor& in_gts) {
     return gate_candidates_by_level(in_gts, gt_bboxes, anchor_strides, kLevelLo, kLevelHi);
@@ -51,7 +62,27 @@ Assignment PoseTaskAlignedAssigner::operator()(
     const auto oks = keypoint_oks(pd_kpts.index({b, a}), gt, area, sigmas, base_.options().eps);
     return at::where(gt.select(-1, 2).gt(0).any(-1), oks.to(iou.scalar_type()), iou);
   };
-  return base_(pd_scores, pd_bboxes, anchor_points, gt_labels, gt_bboxes, mask_gt, hooks);
+  hooks.dense_overlaps = [&](const at::Tensor& pair_mask, const at::Tensor& iou) {
+    const int64_t bs = gt_kpts.size(0), m = gt_kpts.size(1), k = gt_kpts.size(2);
+    const int64_t na = pd_kpts.size(1);
+    const auto area = (gt_bboxes.narrow(-1, 2, 2) - gt_bboxes.narrow(-1, 0, 2)).prod(-1, true) *
+                      kAreaFactor;                                       // (B, M, 1)
+    const auto has_visible = gt_kpts.select(-1, 2).gt(0).any(-1, true);  // (B, M, 1)
+    const auto pd = pd_kpts.unsqueeze(1);                                // (B, 1, A, K, 2)
+    // (B, rows, A, K) temporaries: rows chosen so that each holds about 2^22 entries.
+    const int64_t chunk = dense_overlap_chunk(bs, na * k);
+    std::vector<at::Tensor> parts;
+    for (int64_t start = 0; start < m; start += chunk) {
+      const int64_t rows = std::min(chunk, m - start);
+      const auto gt = gt_kpts.narrow(1, start, rows).unsqueeze(2);            // (B, rows, 1, K, 3)
+      const auto a = area.narrow(1, start, rows).unsqueeze(2);                // (B, rows, 1, 1)
+      parts.push_back(keypoint_oks(pd, gt, a, sigmas, base_.options().eps));  // (B, rows, A)
+    }
+    const auto oks = at::cat(parts, 1).to(iou.scalar_type());
+    return at::where(pair_mask, at::where(has_visible, oks, iou), at::zeros({}, iou.options()));
+  };
+  return base_(pd_scores, pd_bboxes, anchor_points, gt_labels, gt_bboxes, mask_gt, hooks,
+               static_shapes);
 }
 
 }  // namespace trainer::loss

@@ -35,12 +35,14 @@ class PoseTaskAlignedAssigner {
 
   // As TaskAlignedAssigner, plus pd_kpts (B, A, K, 2) predicted keypoints in pixels, gt_kpts
   // (B, M, K, 3) GT keypoints in pixels, anchor_strides (A). A GT without a visible keypoint is
-  // ranked by the box CIoU (clamped >= 0) instead of OKS.
+  // ranked by the box CIoU (clamped >= 0) instead of OKS. static_shapes: the OKS of every
+  // (image, GT, anchor), in chunks of GT rows, kept on the candidates (TaskAlignedAssigner's
+  // static path).
   Assignment operator()(const at::Tensor& pd_scores, const at::Tensor& pd_bboxes,
                         const at::Tensor& anchor_points, const at::Tensor& gt_labels,
                         const at::Tensor& gt_bboxes, const at::Tensor& mask_gt,
                         const at::Tensor& pd_kpts, const at::Tensor& gt_kpts,
-                        const at::Tensor& anchor_strides) const;
+                        const at::Tensor& anchor_strides, bool static_shapes = false) const;
 
   const AssignerOptions& options() const { return base_.options(); }
   const std::vector<double>& sigmas() const { return sigmas_; }
@@ -52,6 +54,7 @@ class PoseTaskAlignedAssigner {
  private:
   TaskAlignedAssigner base_;
   std::vector<double> sigmas_;
+  mutable at::Tensor sigmas_on_device_;  // static shapes: made once per device, not per step
 };
 
 }  // namespace trainer::loss

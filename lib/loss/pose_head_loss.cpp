@@ -8,6 +8,7 @@
 
 #include "loss/box_ops.h"
 #include "loss/keypoint_loss.h"
+#include "loss/positive_slots.h"
 #include "loss/rle_loss.h"
 
 namespace trainer::loss {
@@ -46,6 +47,53 @@ at::Tensor flatten_levels(const std::vector<at::Tensor>& levels, int64_t channel
 }
 
 }  // namespace
+
+const at::Tensor& PoseHeadLoss::device_values(DeviceValues& cache,
+                                              const std::vector<double>& values,
+                                              const at::TensorOptions& options) const {
+  if (!cache.tensor.defined() || cache.tensor.device() != options.device()) {
+    cache.tensor = at::tensor(values, options.dtype(at::kDouble)).to(at::kFloat);
+  }
+  return cache.tensor;
+}
+
+std::array<at::Tensor, 3> PoseHeadLoss::static_keypoint_terms(const HeadPredictions& p,
+                                                              const KeypointPredictions& kp,
+                                                              const Assignment& a,
+                                                              const at::Tensor& gt_kpts) const {
+  // The positives in a fixed number of slots per image; fillers have weight 0 and masks false.
+  const auto& options = head_.assigner().options();
+  const int64_t na = a.fg_mask.size(1), m = gt_kpts.size(1);
+  const auto slots =
+      positive_slots(a.fg_mask, positive_capacity(na, m, options.topk, options.topk2));
+  const auto filled = slots.weight.gt(0);                              // (B, P)
+  const auto slot_stride = p.stride.view({-1}).index({slots.anchor});  // (B, P)
+  const auto gt_row = a.target_gt_idx.gather(1, slots.anchor);         // (B, P)
+  auto gt_kpt = gather_slots(gt_kpts, gt_row);
+  gt_kpt = at::cat(
+      {gt_kpt.narrow(-1, 0, 2) / slot_stride.unsqueeze(-1).unsqueeze(-1), gt_kpt.narrow(-1, 2, 1)},
+      -1);  // (B, P, K, 3)
+  const auto box = gather_slots(a.target_bboxes, slots.anchor) / slot_stride.unsqueeze(-1);
+  const auto area =
+      at::where(filled.unsqueeze(-1), xyxy_to_xywh(box).narrow(-1, 2, 2).prod(-1, /*keepdim=*/true),
+                at::ones({}, box.options()));                 // (B, P, 1)
+  const auto pred_kpt = gather_slots(kp.kpts, slots.anchor);  // (B, P, K, ndim)
+  const auto visible = gt_kpt.select(-1, 2).ne(0);            // (B, P, K)
+  const auto mask = visible.logical_and(filled.unsqueeze(-1));
+  const auto& sigmas = device_values(sigmas_cache_, config_.sigmas, box.options());
+  std::array<at::Tensor, 3> terms;
+  terms[0] = masked_keypoint_location_loss(pred_kpt, gt_kpt, mask, area, sigmas, slots.positives);
+  if (config_.keypoint_dim == 3) {
+    terms[1] = masked_keypoint_objectness_loss(pred_kpt.select(-1, 2), visible, slots.weight,
+                                               slots.positives);
+  }
+  if (yolo26() && kp.sigma.defined()) {
+    const auto& weights = device_values(rle_weights_cache_, config_.rle_weights, box.options());
+    terms[2] = masked_rle_loss(pred_kpt, gather_slots(kp.sigma, slots.anchor), gt_kpt, mask,
+                               weights, *config_.flow, kp.sigma_tiny);
+  }
+  return terms;
+}
 
 std::vector<std::string> pose_loss_item_names(int64_t reg_max, bool yolo26) {
   std::vector<std::string> names = {"box_loss", "pose_loss", "kobj_loss", "cls_loss",
@@ -100,12 +148,17 @@ at::Tensor PoseHeadLoss::operator()(const HeadPredictions& p, const KeypointPred
           ? (*pose_assigner_)(p.pred_scores.detach().sigmoid(), p.pred_bboxes.detach() * stride,
                               p.anchor_points * stride, gt.labels, gt.bboxes, gt.mask,
                               kp.kpts.detach().narrow(-1, 0, 2) * stride.unsqueeze(-1), gt_kpts,
-                              stride.view({-1}))
+                              stride.view({-1}), gt.static_shapes)
           : head_.assign(p, gt);
   const auto det = head_.box_cls_dfl(p, a);  // [box, cls, dfl]
   const auto zero = at::zeros({}, det.options());
   at::Tensor pose = zero, kobj = zero, rle = zero;
-  if (a.fg_mask.any().item<bool>()) {
+  if (a.static_shapes) {
+    const auto terms = static_keypoint_terms(p, kp, a, gt_kpts);
+    pose = terms[0];
+    if (config_.keypoint_dim == 3) kobj = terms[1];
+    if (yolo26() && kp.sigma.defined()) rle = terms[2];
+  } else if (a.fg_mask.any().item<bool>()) {
     const auto fg = a.fg_mask;
     const auto image = fg.nonzero().select(1, 0);
     const auto pos_stride = stride.view({1, -1}).expand(fg.sizes()).index({fg});  // (N)

@@ -8,6 +8,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,8 +67,24 @@ class PoseHeadLoss {
   const PoseHeadConfig& config() const { return config_; }
 
  private:
+  // Static shapes: the sigmas and RLE weights as device tensors, made once per device (a tensor
+  // made from host values in the step is a copy a CUDA graph would not replay).
+  struct DeviceValues {
+    at::Tensor tensor;
+  };
+  const at::Tensor& device_values(DeviceValues& cache, const std::vector<double>& values,
+                                  const at::TensorOptions& options) const;
+  // [pose, kobj, rle] of a static-shapes assignment, on the positives gathered into slots
+  // (positive_slots.h); kobj and rle undefined where the head has none.
+  std::array<at::Tensor, 3> static_keypoint_terms(const HeadPredictions& pred,
+                                                  const KeypointPredictions& kp,
+                                                  const Assignment& assignment,
+                                                  const at::Tensor& gt_kpts) const;
+
   HeadLoss head_;
   PoseHeadConfig config_;
+  mutable DeviceValues sigmas_cache_;
+  mutable DeviceValues rle_weights_cache_;
   std::optional<PoseTaskAlignedAssigner> pose_assigner_;  // YOLO26
 };
 

@@ -39,41 +39,50 @@ std::vector<std::string> PoseLoss::item_names() const {
   return pose_loss_item_names(pose_o2m_.head().reg_max(), pose_o2m_.yolo26());
 }
 
-LossResult PoseLoss::operator()(const model::DetectOutput& outputs, const LossTargets& targets,
-                                int64_t batch_size) {
+std::pair<double, double> PoseLoss::check_pose_outputs(const model::DetectOutput& outputs,
+                                                       int64_t batch_size) const {
   if (end2end() && (outputs.one2one.empty() || outputs.one2one_kpts.empty()))
     throw std::invalid_argument("pose loss: end-to-end loss needs the one2one outputs");
   if (outputs.one2many.empty() || outputs.one2many_kpts.empty())
     throw std::invalid_argument("pose loss: no one2many box or keypoint outputs");
+  return check_outputs(outputs, batch_size, "pose");
+}
+
+LossResult PoseLoss::operator()(const model::DetectOutput& outputs, const LossTargets& targets,
+                                int64_t batch_size) {
+  const auto [image_h, image_w] = check_pose_outputs(outputs, batch_size);
+  const auto gt = prepare(targets, batch_size, image_h, image_w, outputs.one2many.front().device());
+  return compute(outputs, gt, batch_size);
+}
+
+GtTargets PoseLoss::prepare(const LossTargets& targets, int64_t batch_size, double image_h,
+                            double image_w, at::Device device) const {
   if (!targets.keypoints.defined())
     throw std::invalid_argument("pose loss: the targets have no keypoints");
-  const int64_t b = outputs.one2many.front().size(0);
-  if (b != batch_size) {
-    throw std::invalid_argument("pose loss: outputs hold " + std::to_string(b) +
-                                " images, batch_size is " + std::to_string(batch_size));
-  }
-  if (targets.static_instances > 0) {
-    throw std::invalid_argument("pose loss: static shapes are not implemented for this task yet");
-  }
+  auto gt = pack_targets(targets.labels, batch_size, pose_o2m_.head().num_classes(), image_h,
+                         image_w, device, targets.static_instances);
+  gt.keypoints = pack_keypoints(targets.labels, targets.keypoints, batch_size, image_h, image_w,
+                                device, targets.static_instances);
+  return gt;
+}
+
+LossResult PoseLoss::compute(const model::DetectOutput& outputs, const GtTargets& gt,
+                             int64_t batch_size) {
+  (void)check_pose_outputs(outputs, batch_size);
+  if (!gt.keypoints.defined())
+    throw std::invalid_argument("pose loss: the packed targets have no keypoints");
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
 
   const auto o2m = pose_o2m_.head().parse(outputs.one2many);
-  const auto device = o2m.pred_scores.device();
-  const auto gt = pack_targets(targets.labels, batch_size, pose_o2m_.head().num_classes(),
-                               o2m.image_h, o2m.image_w, device);
-  const auto gt_kpts = pack_keypoints(targets.labels, targets.keypoints, batch_size, o2m.image_h,
-                                      o2m.image_w, device);
   const auto kp_o2m = pose_o2m_.parse(outputs.one2many_kpts, outputs.one2many_sigma, o2m);
-  const auto loss_o2m = pose_o2m_(o2m, kp_o2m, gt, gt_kpts);
-  const double scale = static_cast<double>(batch_size);
-  if (!end2end()) return {loss_o2m.sum() * scale, loss_o2m.detach()};
-
+  const auto loss_o2m = pose_o2m_(o2m, kp_o2m, gt, gt.keypoints);
+  if (!end2end()) {
+    return {weighted_total(loss_o2m, {}, batch_size, gt.static_shapes), loss_o2m.detach()};
+  }
   const auto o2o = pose_o2o_.head().parse(outputs.one2one);
   const auto kp_o2o = pose_o2o_.parse(outputs.one2one_kpts, outputs.one2one_sigma, o2o);
-  const auto loss_o2o = pose_o2o_(o2o, kp_o2o, gt, gt_kpts);
-  const auto total =
-      loss_o2m.sum() * (scale * o2m_weight()) + loss_o2o.sum() * (scale * o2o_weight());
-  return {total, loss_o2o.detach()};
+  const auto loss_o2o = pose_o2o_(o2o, kp_o2o, gt, gt.keypoints);
+  return {weighted_total(loss_o2m, loss_o2o, batch_size, gt.static_shapes), loss_o2o.detach()};
 }
 
 }  // namespace trainer::loss

@@ -29,14 +29,22 @@ class PoseLoss : public YoloLoss {
   // Items: (5,) [box, pose, kobj, cls, dfl] (YOLO11) or (6,) [box, pose, kobj, cls, l1, rle]
   // (YOLO26; the o2o items when end2end). targets.keypoints is required. Outputs without sigma
   // channels (validation) give rle 0.
-  // Not yet: its keypoint (pose) or mask (segment) terms still select the positives.
-  bool supports_static_shapes() const override { return false; }
   LossResult operator()(const model::DetectOutput& outputs, const LossTargets& targets,
                         int64_t batch_size) override;
+  // prepare also packs the keypoints (GtTargets::keypoints); with static shapes the keypoint
+  // terms are computed on a fixed number of slots per image (positive_slots.h).
+  GtTargets prepare(const LossTargets& targets, int64_t batch_size, double image_h, double image_w,
+                    at::Device device) const override;
+  LossResult compute(const model::DetectOutput& outputs, const GtTargets& gt,
+                     int64_t batch_size) override;
 
   std::vector<std::string> item_names() const;
 
  private:
+  // Checks the outputs (boxes and keypoints of each branch) and returns the input's (h, w).
+  std::pair<double, double> check_pose_outputs(const model::DetectOutput& outputs,
+                                               int64_t batch_size) const;
+
   PoseHeadLoss pose_o2m_;
   PoseHeadLoss pose_o2o_;
 };

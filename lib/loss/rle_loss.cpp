@@ -34,4 +34,24 @@ at::Tensor rle_loss(const at::Tensor& pred_xy, const at::Tensor& sigma_raw, cons
   return rle_formula(sigma, flow.log_prob(error), error, w).clamp_min(0);
 }
 
+at::Tensor masked_rle_loss(const at::Tensor& pred_xy, const at::Tensor& sigma_raw,
+                           const at::Tensor& gt, const at::Tensor& mask, const at::Tensor& weights,
+                           const KeypointFlow& flow, double sigma_tiny) {
+  const auto pred = pred_xy.narrow(-1, 0, 2);  // (..., K, 2)
+  const auto target = gt.narrow(-1, 0, 2);
+  const auto sigma = sigma_raw.to(at::kFloat).sigmoid().clamp_min(sigma_tiny);
+  const auto error = (pred - target) / (sigma + 1e-9);
+  const auto kept = mask.logical_and(at::isfinite(error).all(-1)).unsqueeze(-1);  // (..., K, 1)
+  const auto zero = at::zeros({}, error.options());
+  const auto safe_error = at::where(kept, error, zero).clamp(-100, 100);
+  const auto safe_sigma = at::where(kept, sigma, at::ones({}, sigma.options()));
+  const auto rows = safe_error.reshape({-1, 2});
+  const auto log_phi = flow.log_prob(rows).view(mask.sizes()).unsqueeze(-1);  // (..., K, 1)
+  const auto per_row =
+      at::log(safe_sigma) - log_phi + at::log(safe_sigma * 2) + at::abs(safe_error);
+  const auto weight = weights.to(per_row.options()) * kept.squeeze(-1).to(per_row.scalar_type());
+  const auto count = kept.sum().to(per_row.scalar_type()).clamp_min(1);
+  return ((per_row * weight.unsqueeze(-1)).sum() / count).clamp_min(0);
+}
+
 }  // namespace trainer::loss

@@ -30,4 +30,13 @@ at::Tensor rle_loss(const at::Tensor& pred_xy, const at::Tensor& sigma_raw, cons
                     const at::Tensor& mask, const at::Tensor& weights, const KeypointFlow& flow,
                     double sigma_tiny);
 
+// Static shapes: rle_loss on keypoint rows (..., K) gathered into fixed slots, every row computed.
+// mask (..., K) is the visibility, false on filler slots. Rows that rle_loss drops (invisible, or
+// a non-finite residual) get residual 0 and sigma 1 before the flow and weight 0 after it, so
+// neither their value nor their gradient reaches the result; the sum is divided by the number of
+// rows kept (a device count, at least 1). Nothing kept: exactly 0.
+at::Tensor masked_rle_loss(const at::Tensor& pred_xy, const at::Tensor& sigma_raw,
+                           const at::Tensor& gt, const at::Tensor& mask, const at::Tensor& weights,
+                           const KeypointFlow& flow, double sigma_tiny);
+
 }  // namespace trainer::loss

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "core/error.h"
+#include "demo/synthetic_obb_dataset.h"
+#include "demo/synthetic_pose_dataset.h"
 #include "engine/static_step/op_shape_trace.h"
 #include "engine/train_step.h"
 #include "engine/training_context.h"
@@ -20,9 +22,13 @@ using namespace trainer::test;
 namespace {
 
 engine::TrainingContext static_context(const std::filesystem::path& project, bool static_shapes,
-                                       const std::string& model = "yolo26t") {
+                                       const std::string& model = "yolo26t",
+                                       core::Task task = core::Task::kDetect,
+                                       const std::filesystem::path& data = {}) {
   core::TrainConfig config = test::tiny_fit_config(project, "static", 2);
   config.model.model = model;
+  config.run.task = task;
+  if (!data.empty()) config.data.data = data.string();
   config.run.static_shapes = static_shapes;
   config.data.max_instances = 12;
   engine::ContextOptions options;
@@ -31,11 +37,30 @@ engine::TrainingContext static_context(const std::filesystem::path& project, boo
   return engine::build_training_context(config, options);
 }
 
-// The batch with only its first `objects` label rows (the synthetic dataset is detection only).
+// The batch with only its first `objects` label rows and their keypoints or rotated boxes.
 data::Batch with_objects(const data::Batch& batch, int64_t objects) {
   data::Batch b = batch;
-  b.labels = batch.labels.narrow(0, 0, std::min<int64_t>(objects, batch.labels.size(0)));
+  const int64_t n = std::min<int64_t>(objects, batch.labels.size(0));
+  b.labels = batch.labels.narrow(0, 0, n);
+  if (batch.keypoints.defined() && batch.keypoints.size(0) == batch.labels.size(0)) {
+    b.keypoints = batch.keypoints.narrow(0, 0, n);
+  }
+  if (batch.rboxes.defined() && batch.rboxes.size(0) == batch.labels.size(0)) {
+    b.rboxes = batch.rboxes.narrow(0, 0, n);
+  }
   return b;
+}
+
+demo::SyntheticOptions small_task_data() {
+  demo::SyntheticOptions o;
+  o.train_images = 4;
+  o.val_images = 1;
+  o.image_size = 128;
+  o.min_object_size = 24;
+  o.max_object_size = 64;
+  o.max_objects = 4;
+  o.seed = 3;
+  return o;
 }
 
 // The first entry where two traces differ, for the failure message.
@@ -85,6 +110,29 @@ TEST_CASE(
     engine::TrainingContext ctx = static_context(dir.path(), true, model);
     const Traced t = trace_steps(ctx);
     REQUIRE(t.traces[0].size() > 500);  // a whole step was recorded
+    CHECK(first_difference(t.traces[0], t.traces[1]) == "");
+    CHECK(first_difference(t.traces[0], t.traces[2]) == "");
+    CHECK(engine::data_dependent_ops(t.traces[2]) == std::vector<std::string>{});
+  }
+}
+
+TEST_CASE("static step: pose and OBB steps are static too (YOLO26 and YOLO11 heads)") {
+  TempDir dir;
+  const auto pose = demo::generate_synthetic_pose_dataset(dir.path() / "pose", small_task_data());
+  const auto obb = demo::generate_synthetic_obb_dataset(dir.path() / "obb", small_task_data());
+  struct Case {
+    std::string model;
+    core::Task task;
+    std::filesystem::path data;
+  };
+  for (const Case& c : {Case{"yolo26t-pose", core::Task::kPose, pose.dataset_yaml},
+                        Case{"yolo11t-pose", core::Task::kPose, pose.dataset_yaml},
+                        Case{"yolo26t-obb", core::Task::kObb, obb.dataset_yaml}}) {
+    CAPTURE(c.model);
+    TempDir project;
+    engine::TrainingContext ctx = static_context(project.path(), true, c.model, c.task, c.data);
+    const Traced t = trace_steps(ctx);
+    REQUIRE(t.traces[0].size() > 500);
     CHECK(first_difference(t.traces[0], t.traces[1]) == "");
     CHECK(first_difference(t.traces[0], t.traces[2]) == "");
     CHECK(engine::data_dependent_ops(t.traces[2]) == std::vector<std::string>{});

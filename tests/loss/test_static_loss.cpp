@@ -11,13 +11,18 @@
 #include <doctest/doctest.h>
 #include <torch/torch.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "loss/box_ops.h"
+#include "loss/dense_assigner_cpu.h"
 #include "loss/head_loss.h"
 #include "loss/instance_cap.h"
 #include "loss/obb_loss.h"
+#include "loss/pose_loss.h"
+#include "loss/positive_slots.h"
+#include "loss/task_aligned_assigner.h"
 #include "loss/yolo_loss.h"
 #include "model/yolo_model.h"
 
@@ -34,10 +39,11 @@ constexpr int64_t kMaxInstances = 6;
 struct Objects {
   at::Tensor labels;
   at::Tensor rboxes;
+  at::Tensor keypoints;  // (n, 17, 3): inside the box, visibility 0, 1 or 2 (some invisible)
 };
 Objects objects(const std::vector<int64_t>& counts, uint64_t seed) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
-  std::vector<at::Tensor> labels, rboxes;
+  std::vector<at::Tensor> labels, rboxes, keypoints;
   for (int64_t b = 0; b < static_cast<int64_t>(counts.size()); ++b) {
     const int64_t n = counts[static_cast<size_t>(b)];
     if (n == 0) continue;
@@ -47,9 +53,12 @@ Objects objects(const std::vector<int64_t>& counts, uint64_t seed) {
     labels.push_back(at::cat({at::full({n, 1}, static_cast<double>(b)), cls, centre, wh}, 1));
     const auto angle = at::rand({n, 1}, gen) * 1.5;
     rboxes.push_back(at::cat({centre, wh * 0.8, angle}, 1));
+    const auto xy = centre.unsqueeze(1) + (at::rand({n, 17, 2}, gen) - 0.5) * wh.unsqueeze(1);
+    const auto visibility = at::randint(0, 3, {n, 17, 1}, gen).to(at::kFloat);
+    keypoints.push_back(at::cat({xy, visibility}, -1));
   }
-  if (labels.empty()) return {at::zeros({0, 6}), at::zeros({0, 5})};
-  return {at::cat(labels), at::cat(rboxes)};
+  if (labels.empty()) return {at::zeros({0, 6}), at::zeros({0, 5}), at::zeros({0, 17, 3})};
+  return {at::cat(labels), at::cat(rboxes), at::cat(keypoints)};
 }
 
 model::DetectOutput detached_leaves(const model::DetectOutput& out) {
@@ -63,20 +72,38 @@ model::DetectOutput detached_leaves(const model::DetectOutput& out) {
   copy.one2one = leaves(out.one2one);
   copy.one2many_angle = leaves(out.one2many_angle);
   copy.one2one_angle = leaves(out.one2one_angle);
+  copy.one2many_kpts = leaves(out.one2many_kpts);
+  copy.one2one_kpts = leaves(out.one2one_kpts);
+  copy.one2many_sigma = leaves(out.one2many_sigma);
+  copy.one2one_sigma = leaves(out.one2one_sigma);
   return copy;
 }
 
-std::vector<at::Tensor> gradients(const model::DetectOutput& out) {
+// The gradients of every head output and of the pose flow's parameters (taken, then zeroed: both
+// paths share the model's flow).
+std::vector<at::Tensor> gradients(const model::DetectOutput& out, model::YoloModel& net) {
   std::vector<at::Tensor> g;
   for (const auto* levels :
-       {&out.one2many, &out.one2one, &out.one2many_angle, &out.one2one_angle}) {
+       {&out.one2many, &out.one2one, &out.one2many_angle, &out.one2one_angle, &out.one2many_kpts,
+        &out.one2one_kpts, &out.one2many_sigma, &out.one2one_sigma}) {
     for (const auto& l : *levels) g.push_back(l.grad());
+  }
+  if (!net->flow().is_empty()) {
+    for (auto& p : net->flow()->parameters()) {
+      g.push_back(p.grad().defined() ? p.grad().clone() : p.grad());
+      if (p.grad().defined()) p.mutable_grad().zero_();
+    }
   }
   return g;
 }
 
 void check_close(const at::Tensor& a, const at::Tensor& b, double floor) {
-  REQUIRE(a.defined() == b.defined());
+  // An output the selecting path leaves out of the graph (pose sigmas without positives) has no
+  // gradient there; the static path's must then be exactly 0.
+  if (a.defined() != b.defined()) {
+    CHECK(torch::equal(a.defined() ? a : b, at::zeros_like(a.defined() ? a : b)));
+    return;
+  }
   if (!a.defined()) return;
   const double scale = std::max(a.abs().max().item<double>(), floor);
   const double diff = (a - b).abs().max().item<double>();
@@ -87,7 +114,14 @@ void check_close(const at::Tensor& a, const at::Tensor& b, double floor) {
 void compare_paths(model::YoloModel& net, core::Task task, const Objects& objs) {
   const auto out = net->forward_for_loss(torch::rand({kBatch, 3, 64, 64}));
   std::unique_ptr<YoloLoss> loss;
-  if (task == core::Task::kObb) {
+  if (task == core::Task::kPose) {
+    std::optional<KeypointFlow> flow;
+    if (!net->flow().is_empty()) flow = keypoint_flow(net->flow());
+    const auto kpt = net->keypoint_shape();
+    loss = std::make_unique<PoseLoss>(3, net->reg_max(), net->strides(), LossGains{}, PoseGains{},
+                                      net->end2end(), kpt.count, kpt.dims, std::vector<double>{},
+                                      std::move(flow));
+  } else if (task == core::Task::kObb) {
     loss = std::make_unique<ObbLoss>(3, net->reg_max(), net->strides(), LossGains{}, 1.0,
                                      net->end2end());
   } else {
@@ -98,9 +132,11 @@ void compare_paths(model::YoloModel& net, core::Task task, const Objects& objs) 
   LossTargets targets;
   targets.labels = objs.labels;
   targets.rboxes = objs.rboxes;
+  targets.keypoints = objs.keypoints;
   const auto dynamic_out = detached_leaves(out);
   const auto dynamic = (*loss)(dynamic_out, targets, kBatch);
   dynamic.total.backward();
+  const auto g_dynamic = gradients(dynamic_out, net);
 
   targets.static_instances = kMaxInstances;
   const auto static_out = detached_leaves(out);
@@ -113,9 +149,14 @@ void compare_paths(model::YoloModel& net, core::Task task, const Objects& objs) 
   CHECK(torch::isfinite(fixed.total).item<bool>());
   // With objects the box term is not 0: the comparison covers the foreground terms.
   if (objs.labels.size(0) > 0) CHECK(dynamic.items[0].item<double>() > 0);
+  // Pose: the keypoint location term is not 0 either.
+  if (task == core::Task::kPose && objs.labels.size(0) > 0) {
+    CHECK(dynamic.items[1].item<double>() > 0);
+  }
   check_close(fixed.items, dynamic.items, 1e-6);
   check_close(fixed.total.detach(), dynamic.total.detach(), 1e-6);
-  const auto g_dynamic = gradients(dynamic_out), g_static = gradients(static_out);
+  // (The dynamic gradients are taken before the static backward: they share the flow.)
+  const auto g_static = gradients(static_out, net);
   REQUIRE(g_dynamic.size() == g_static.size());
   double largest = 0;
   for (const auto& g : g_dynamic) {
@@ -160,6 +201,12 @@ TEST_CASE("static loss: detection items and head gradients equal the selecting p
 
 TEST_CASE("static loss: OBB items and head gradients equal the selecting path's") {
   compare_families(core::Task::kObb, 20);
+}
+
+TEST_CASE("static loss: pose items, head and flow gradients equal the selecting path's") {
+  // YOLO26: the OKS assigner (dense OKS), location, objectness and RLE on the positive slots;
+  // YOLO11: the detection assigner, location and objectness.
+  compare_families(core::Task::kPose, 30);
 }
 
 TEST_CASE("static assigner: the same foreground, GT index, targets as the selecting path") {
@@ -258,4 +305,174 @@ TEST_CASE("static assigner: the CPU's fused pair CIoU equals bbox_iou's element-
   CHECK(oracle.gt(0).sum().item<int64_t>() > 50);  // many overlapping pairs compared
   CHECK((fused - oracle).abs().max().item<double>() < 1e-6);
   CHECK(torch::equal(fused.eq(0), oracle.eq(0)));
+}
+
+namespace {
+
+// Anchor centres of a 64 px image at strides 8, 16, 32 (84 anchors), in pixels.
+at::Tensor anchor_centres() {
+  std::vector<at::Tensor> levels;
+  for (const int64_t stride : {8, 16, 32}) {
+    const int64_t n = 64 / stride;
+    const auto c = (at::arange(n, at::kFloat) + 0.5) * static_cast<double>(stride);
+    const auto grid = at::meshgrid({c, c}, "ij");
+    levels.push_back(at::stack({grid[1].flatten(), grid[0].flatten()}, -1));
+  }
+  return at::cat(levels);
+}
+
+}  // namespace
+
+namespace {
+
+// A crowded batch for the assigner: many anchors claimed by several GTs, scores and boxes on a
+// coarse grid so that alignment metrics tie often (the top-k's tie-breaking matters), two padded
+// rows per image, a tiny GT (STAL), one image without objects.
+struct CrowdedBatch {
+  at::Tensor scores, pd, points, labels, gt, valid;
+};
+CrowdedBatch crowded_batch() {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(21);
+  const int64_t bs = 3, m = 14, nc = 4;
+  CrowdedBatch c;
+  c.points = anchor_centres();
+  const int64_t na = c.points.size(0);
+  c.scores = at::randint(1, 5, {bs, na, nc}, gen).to(at::kFloat) / 5;
+  const auto half = at::randint(2, 12, {bs, na, 2}, gen).to(at::kFloat);
+  c.pd = at::cat({c.points - half, c.points + half}, -1);
+  const auto xy = at::randint(0, 40, {bs, m, 2}, gen).to(at::kFloat);
+  const auto wh = at::randint(4, 30, {bs, m, 2}, gen).to(at::kFloat);
+  c.gt = at::cat({xy, xy + wh}, -1);
+  c.gt[0][3] = at::tensor({20.0f, 20.0f, 23.0f, 22.0f});  // 3 x 2 px: widened by STAL
+  c.valid = at::ones({bs, m, 1}, at::kBool);
+  c.valid.narrow(1, m - 2, 2).fill_(false);
+  c.valid[2].fill_(false);
+  c.gt.masked_fill_(c.valid.logical_not(), 0);
+  c.labels =
+      at::randint(0, nc, {bs, m, 1}, gen).to(at::kFloat).masked_fill(c.valid.logical_not(), 0);
+  return c;
+}
+
+// Each pair's predicted score of its GT's class, 0 off the candidates (the ATen form).
+at::Tensor class_scores(const at::Tensor& scores, const at::Tensor& labels,
+                        const at::Tensor& pair_mask) {
+  const auto cls = labels.squeeze(-1).to(at::kLong).unsqueeze(-1).expand(pair_mask.sizes());
+  return at::where(pair_mask, scores.transpose(1, 2).gather(1, cls), at::zeros({}));
+}
+
+AssignerOptions crowded_options(int64_t topk2) {
+  AssignerOptions options;
+  options.num_classes = 4;
+  options.topk = 10;
+  options.topk2 = topk2;
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("static assigner: the CPU's fused positives are select_positives' bits") {
+  // The same metric, overlaps and candidates into both; topk2 = topk (one-to-many) and
+  // topk2 = 1 (one-to-one). Overlaps quantised as well, so that conflicts tie on them too.
+  const auto c = crowded_batch();
+  AssignerOptions options = crowded_options(10);
+  const auto pairs = dense_pairs_cpu(c.scores, c.pd, c.points, c.labels, c.gt, c.valid, options);
+  const auto overlaps = (pairs.overlaps * 8).round() / 8;
+  const auto metric = class_scores(c.scores, c.labels, pairs.pair_mask).pow(options.alpha) *
+                      overlaps.pow(options.beta);
+  for (const int64_t topk2 : {int64_t{10}, int64_t{1}}) {
+    CAPTURE(topk2);
+    options.topk2 = topk2;
+    const auto fused = dense_positives_cpu(metric, overlaps, pairs.pair_mask, c.valid, options.topk,
+                                           options.topk2, options.eps);
+    const auto oracle = select_positives(metric, overlaps, pairs.pair_mask, c.valid, options);
+    CHECK(fused.fg_mask.sum().item<int64_t>() > 10);
+    CHECK(torch::equal(fused.fg_mask, oracle.fg_mask));
+    CHECK(torch::equal(fused.target_gt_idx, oracle.target_gt_idx));
+    CHECK(torch::equal(fused.norm, oracle.norm));
+  }
+  // Before the conflicts are resolved some anchor is claimed by two GTs (what the test covers).
+  const auto topk_mask = select_topk_candidates(metric, c.valid, options.topk);
+  CHECK((topk_mask * pairs.pair_mask.to(at::kFloat)).sum(1).gt(1).any().item<bool>());
+}
+
+TEST_CASE("static assigner: fused on the CPU, the element-wise path's assignment") {
+  // Whole assigner: the same positives, GT indices, labels and boxes; the scores to the fused
+  // CIoU's rounding (a few ulp from bbox_iou's vectorised form, see the CIoU test below).
+  const auto c = crowded_batch();
+  for (const int64_t topk2 : {int64_t{10}, int64_t{1}}) {
+    CAPTURE(topk2);
+    auto options = crowded_options(topk2);
+    const TaskAlignedAssigner fused(options);
+    options.fused_cpu = false;
+    const TaskAlignedAssigner elementwise(options);
+    const auto a = fused(c.scores, c.pd, c.points, c.labels, c.gt, c.valid, true);
+    const auto b = elementwise(c.scores, c.pd, c.points, c.labels, c.gt, c.valid, true);
+    const auto selecting = elementwise(c.scores, c.pd, c.points, c.labels, c.gt, c.valid, false);
+    CHECK(a.fg_mask.sum().item<int64_t>() > 10);
+    for (const auto* other : {&b, &selecting}) {
+      CHECK(torch::equal(a.fg_mask, other->fg_mask));
+      CHECK(torch::equal(a.target_gt_idx, other->target_gt_idx));
+      CHECK(torch::equal(a.target_labels, other->target_labels));
+      CHECK(torch::equal(a.target_bboxes, other->target_bboxes));
+      CHECK(torch::allclose(a.target_scores, other->target_scores, 1e-6, 1e-9));
+    }
+  }
+}
+
+TEST_CASE("static assigner: fused candidates, class scores and overlaps equal their ATen forms") {
+  // dense_pairs_cpu against select_candidates_in_gts (STAL), the class gather and masked CIoU.
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(33);
+  const int64_t bs = 2, m = 9, nc = 5;
+  const auto points = anchor_centres();
+  const int64_t na = points.size(0);
+  const auto scores = at::rand({bs, na, nc}, gen);
+  const auto pd =
+      at::cat({points - 6, points + at::rand({na, 2}, gen) * 20}, -1).expand({bs, na, 4});
+  const auto xy = at::rand({bs, m, 2}, gen) * 50;
+  const auto gt = at::cat({xy, xy + at::rand({bs, m, 2}, gen) * 30 + 1}, -1);
+  auto valid = at::rand({bs, m, 1}, gen).lt(0.8);
+  const auto labels = at::randint(0, nc, {bs, m, 1}, gen).to(at::kFloat);
+  AssignerOptions options;
+  options.num_classes = nc;
+  // The scores as the loss passes them: a transposed view, read in place.
+  const auto scores_view = scores.transpose(1, 2).contiguous().transpose(1, 2);
+  const auto pairs = dense_pairs_cpu(scores_view, pd, points, labels, gt, valid, options);
+  const auto in_gts = select_candidates_in_gts(points, gt, valid, options).logical_and(valid);
+  CHECK(in_gts.sum().item<int64_t>() > 20);
+  CHECK(torch::equal(pairs.pair_mask, in_gts));
+  const auto overlaps = masked_pair_ciou_cpu(gt, pd.contiguous(), in_gts);
+  CHECK(torch::equal(pairs.overlaps, overlaps));
+  // ATen's pow by 6 is vectorised (SLEEF), std::pow is not: an ulp apart at most.
+  const auto metric =
+      class_scores(scores, labels, in_gts).pow(options.alpha) * overlaps.pow(options.beta);
+  CHECK(metric.gt(0).sum().item<int64_t>() > 20);
+  CHECK(torch::allclose(pairs.align_metric, metric, 1e-6, 0));
+  // A class outside the head's range is an error, as ATen's gather makes it.
+  CHECK_THROWS(dense_pairs_cpu(scores, pd, points, labels + nc, gt, valid, options));
+}
+
+TEST_CASE("positive slots: the bound on positives per image, every positive in a slot") {
+  // min(A, min(topk, topk2) x M): one-to-many 10 x 100 under 2100 anchors, one-to-one 1 x 100,
+  // and the anchors' count when it is the smaller.
+  CHECK(positive_capacity(2100, 100, 10, 10) == 1000);
+  CHECK(positive_capacity(2100, 100, 7, 1) == 100);
+  CHECK(positive_capacity(840, 100, 10, -1) == 840);
+  CHECK(positive_capacity(84, 0, 10, 10) == 0);
+  const auto fg =
+      torch::tensor({{false, true, false, true, true}, {false, false, false, false, false}});
+  const auto slots = positive_slots(fg, 3);
+  CHECK(slots.anchor.sizes() == torch::IntArrayRef({2, 3}));
+  CHECK(slots.positives.item<float>() == 3.0f);
+  const auto taken = std::get<0>(slots.anchor[0].sort());
+  CHECK(torch::equal(taken, torch::tensor({1, 3, 4})));
+  CHECK(torch::equal(slots.weight[0], torch::ones({3})));
+  CHECK(torch::equal(slots.weight[1], torch::zeros({3})));
+  // No positive: the count is held at 1, so the means it divides are 0, not NaN.
+  CHECK(positive_slots(fg.logical_and(torch::zeros_like(fg)), 2).positives.item<float>() == 1.0f);
+  // gather_slots: each slot's row of its own image.
+  const auto values = torch::arange(10, torch::kFloat).view({2, 5, 1});
+  const auto anchor = torch::tensor({{4, 0}, {2, 2}});
+  CHECK(torch::equal(gather_slots(values, anchor).view({-1}),
+                     torch::tensor({4.0f, 0.0f, 7.0f, 7.0f})));
+  CHECK_THROWS_AS(positive_slots(fg, 6), std::invalid_argument);
 }
