@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "loss/box_ops.h"
 
@@ -38,6 +39,16 @@ void check_labels(const at::Tensor& labels, int64_t batch_size, int64_t num_clas
 
 namespace {
 
+// Position of each row within its image, keeping the input order (a stable sort by image).
+at::Tensor slots_in_images(const at::Tensor& image, const at::Tensor& counts) {
+  const int64_t n = image.size(0);
+  const auto order = std::get<1>(image.sort(/*stable=*/true, 0, false));
+  const auto starts = counts.cumsum(0) - counts;
+  const auto sorted_image = image.index({order});
+  return at::empty_like(image).index_put_(
+      {order}, at::arange(n, image.options()) - starts.index({sorted_image}));
+}
+
 // rows (n, 1 + C) [image_index, values...] -> (B, M, C), each image's rows in their input order.
 // M: the largest count of any image, or `fixed_m` when > 0 (static shapes).
 at::Tensor pack_by_image(const at::Tensor& rows, int64_t batch_size, int64_t fixed_m) {
@@ -54,12 +65,7 @@ at::Tensor pack_by_image(const at::Tensor& rows, int64_t batch_size, int64_t fix
                                   std::to_string(fixed_m) + " (cap them first: max_instances)");
     }
     if (fixed_m == 0) m = largest;
-    // Position of each row within its image, keeping the input order (a stable sort by image).
-    const auto order = std::get<1>(image.sort(/*stable=*/true, 0, false));
-    const auto starts = counts.cumsum(0) - counts;
-    const auto sorted_image = image.index({order});
-    position = at::empty_like(image).index_put_(
-        {order}, at::arange(n, image.options()) - starts.index({sorted_image}));
+    position = slots_in_images(image, counts);
   }
   auto packed = at::zeros({batch_size, m, c}, rows.options());
   if (n > 0) packed.index_put_({image, position}, rows.narrow(1, 1, c));
@@ -126,6 +132,26 @@ GtTargets pack_rotated_targets(const at::Tensor& labels, const at::Tensor& rboxe
   out.mask = to_device(bboxes.sum(-1, /*keepdim=*/true).gt(0));
   out.static_shapes = static_instances > 0;
   return out;
+}
+
+at::Tensor pack_rows(const at::Tensor& labels, const at::Tensor& values, int64_t batch_size,
+                     int64_t slots) {
+  if (labels.size(0) != values.size(0)) {
+    throw std::invalid_argument("pack_rows: " + std::to_string(values.size(0)) + " values for " +
+                                std::to_string(labels.size(0)) + " label rows");
+  }
+  std::vector<int64_t> shape = {batch_size, slots};
+  for (int64_t d = 1; d < values.dim(); ++d) shape.push_back(values.size(d));
+  auto packed = at::zeros(shape, values.options());
+  if (values.size(0) == 0) return packed;
+  const auto image = labels.select(1, 0).to(values.device()).to(at::kLong);
+  const auto counts = at::bincount(image, {}, batch_size);
+  if (counts.max().item<int64_t>() > slots) {
+    throw std::invalid_argument("pack_rows: an image has more rows than the " +
+                                std::to_string(slots) + " slots");
+  }
+  packed.index_put_({image, slots_in_images(image, counts)}, values);
+  return packed;
 }
 
 }  // namespace trainer::loss

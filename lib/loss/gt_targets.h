@@ -13,6 +13,12 @@ struct GtTargets {
   at::Tensor bboxes;     // (B, M, 4) xyxy pixels (0 on padding rows)
   at::Tensor mask;       // (B, M, 1) bool: a real box (coordinate sum > 0, as the reference)
   at::Tensor keypoints;  // (B, M, K, 3) pixels, pose only (PoseLoss::prepare, pack_keypoints)
+  // Segmentation only (SegmentLoss::prepare), on the device: the masks in the batch's layout
+  // (data/batch.h; with static shapes per-object masks are padded to (B, M, h, w) by pack_rows)
+  // and the label rows (n, 6) the selecting path reads image indices and classes from.
+  at::Tensor masks;
+  bool overlap_masks = true;
+  at::Tensor label_rows;
   // M was fixed by the caller (static shapes): the assigner and the box losses then work on every
   // entry with masks (no selection by a data-dependent mask).
   bool static_shapes = false;
@@ -33,5 +39,11 @@ GtTargets pack_targets(const at::Tensor& labels, int64_t batch_size, int64_t num
 GtTargets pack_rotated_targets(const at::Tensor& labels, const at::Tensor& rboxes,
                                int64_t batch_size, int64_t num_classes, double image_h,
                                double image_w, at::Device device, int64_t static_instances = 0);
+
+// values (n, ...), one per row of labels (n, 6) -> (B, slots, ...): each row at its image and its
+// position among that image's rows (input order), the slots pack_targets gives its boxes; zeros
+// elsewhere. An image with more rows than `slots` is refused (std::invalid_argument).
+at::Tensor pack_rows(const at::Tensor& labels, const at::Tensor& values, int64_t batch_size,
+                     int64_t slots);
 
 }  // namespace trainer::loss

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <tuple>
+#include <vector>
 
 #include "model/mask_ops.h"
 
@@ -49,16 +50,53 @@ at::Tensor mask_aware_overlaps(const at::Tensor& pairs, const at::Tensor& iou,
   return (iou + mask_iou) / 2;
 }
 
+at::Tensor all_anchor_mask_iou(const MaskAssignInputs& masks, int64_t num_gt) {
+  const int64_t bs = masks.coefficients.size(0);
+  const int64_t mh = masks.protos.size(2), mw = masks.protos.size(3);
+  std::vector<at::Tensor> per_image;  // B iterations: a count the config sets
+  for (int64_t img = 0; img < bs; ++img) {
+    const auto logits =
+        model::mask_logits(masks.coefficients[img], masks.protos[img]);  // (A, h, w)
+    const auto boxes = masks.boxes[img] * masks.mask_scale;
+    const auto pred = model::crop_mask(logits.gt(0).to(at::kFloat), boxes).view({-1, mh * mw});
+    const auto gt = masks.gt_masks[img].narrow(0, 0, num_gt).reshape({num_gt, mh * mw});
+    per_image.push_back(binary_mask_iou(gt.to(at::kFloat), pred));  // (M, A)
+  }
+  return at::stack(per_image);
+}
+
+at::Tensor dense_mask_aware_overlaps(const at::Tensor& pair_mask, const at::Tensor& iou,
+                                     const at::Tensor& scores, const AssignerOptions& options,
+                                     const MaskAssignInputs& masks) {
+  const int64_t na = iou.size(-1), num_gt = iou.size(1);
+  const auto zero = at::zeros({}, iou.options());
+  // Each GT's best candidates by the box alignment metric (eps keeps zero-metric pairs selectable).
+  const auto metric =
+      at::where(pair_mask, scores.pow(options.alpha) * iou.pow(options.beta) + options.eps, zero);
+  const int64_t k = std::min<int64_t>(3 * options.topk, na);
+  const auto top = std::get<1>(metric.topk(k, -1));
+  const auto chosen = at::zeros_like(pair_mask).scatter_(-1, top, true).logical_and(pair_mask);
+  const auto mask_iou = at::where(chosen, all_anchor_mask_iou(masks, num_gt), zero);
+  return at::where(pair_mask, (iou + mask_iou) / 2, zero);
+}
+
 AssignerHooks segment_assigner_hooks(const AssignerOptions& options, const at::Tensor& pd_scores,
                                      const at::Tensor& gt_labels, MaskAssignInputs masks) {
   AssignerHooks hooks;
   const int64_t num_gt = gt_labels.size(1);
+  const MaskAssignInputs hooks_masks = masks;  // tensors are shared, not copied
   hooks.pair_overlaps = [options, pd_scores, gt_labels, masks = std::move(masks), num_gt](
                             const at::Tensor& pairs, const at::Tensor& iou) {
     const auto b = pairs.select(1, 0), g = pairs.select(1, 1), a = pairs.select(1, 2);
     const auto labels = gt_labels.index({b, g}).select(-1, 0).to(at::kLong);
     const auto scores = pd_scores.index({b, a, labels});
     return mask_aware_overlaps(pairs, iou, scores, options, num_gt, masks);
+  };
+  hooks.dense_overlaps = [options, pd_scores, gt_labels, masks = hooks_masks](
+                             const at::Tensor& pair_mask, const at::Tensor& iou) {
+    const auto cls = gt_labels.squeeze(-1).to(at::kLong).unsqueeze(-1).expand(pair_mask.sizes());
+    const auto scores = pd_scores.transpose(1, 2).gather(1, cls);  // (B, M, A)
+    return dense_mask_aware_overlaps(pair_mask, iou, scores, options, masks);
   };
   return hooks;
 }

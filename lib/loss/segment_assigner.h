@@ -38,8 +38,21 @@ at::Tensor mask_aware_overlaps(const at::Tensor& pairs, const at::Tensor& iou,
                                const at::Tensor& scores, const AssignerOptions& options,
                                int64_t num_gt, const MaskAssignInputs& masks);
 
-// The hooks for TaskAlignedAssigner: pd_scores (B, A, nc) probabilities and gt_labels (B, M, 1)
-// as given to the assigner (the pair scores are read from them).
+// Static shapes: the IoU of every anchor's predicted mask with each of the first num_gt GT masks,
+// (B, num_gt, A), image by image (a mask per anchor: (A, h * w) per image).
+at::Tensor all_anchor_mask_iou(const MaskAssignInputs& masks, int64_t num_gt);
+
+// Static shapes: mask_aware_overlaps on every (image, GT, anchor) entry. pair_mask (B, M, A) the
+// candidates, iou (B, M, A) their box CIoU (0 elsewhere), scores (B, M, A) each anchor's
+// probability of the GT's class. The mask IoU is kept on each GT's top min(3 topk, A) candidates
+// by the same metric; (B, M, A), 0 off the candidates.
+at::Tensor dense_mask_aware_overlaps(const at::Tensor& pair_mask, const at::Tensor& iou,
+                                     const at::Tensor& scores, const AssignerOptions& options,
+                                     const MaskAssignInputs& masks);
+
+// The hooks for TaskAlignedAssigner (pair_overlaps, and dense_overlaps for static shapes):
+// pd_scores (B, A, nc) probabilities and gt_labels (B, M, 1) as given to the assigner (the pair
+// scores are read from them).
 AssignerHooks segment_assigner_hooks(const AssignerOptions& options, const at::Tensor& pd_scores,
                                      const at::Tensor& gt_labels, MaskAssignInputs masks);
 

@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 
+#include "loss/positive_slots.h"
 #include "loss/segment_assigner.h"
 #include "model/mask_ops.h"
 
@@ -60,6 +61,39 @@ at::Tensor semantic_targets(const MaskTargets& t, int64_t batch_size, int64_t nu
   return out.view({batch_size, num_classes, h, w});
 }
 
+at::Tensor static_semantic_targets(const at::Tensor& masks, bool overlap, const at::Tensor& labels,
+                                   int64_t num_classes) {
+  const int64_t bs = labels.size(0), m = labels.size(1);
+  const int64_t h = masks.size(-2), w = masks.size(-1);
+  const auto cls = labels.reshape({bs, m}).to(masks.device()).to(at::kLong);
+  at::Tensor index, present;  // (B, h * w) class of the covering object, covered or not
+  if (overlap) {
+    const auto pixels = masks.reshape({bs, h * w}).to(at::kLong);  // 0 or row + 1
+    present = pixels.gt(0);
+    index = cls.gather(1, (pixels - 1).clamp_min(0));
+  } else {
+    // The smallest covering object wins; padding rows cover nothing.
+    const auto covered = masks.reshape({bs, m, h * w}).gt(0);
+    const auto area = covered.sum(2, /*keepdim=*/true).to(at::kFloat);
+    const auto key = at::where(covered, area.expand_as(covered),
+                               at::scalar_tensor(static_cast<double>(h * w + 1), area.options()));
+    index = cls.gather(1, std::get<1>(key.min(1)));
+    present = covered.any(1);
+  }
+  auto out = at::zeros({bs, num_classes, h * w},
+                       at::TensorOptions().dtype(at::kFloat).device(masks.device()));
+  out.scatter_(1, index.unsqueeze(1), present.to(at::kFloat).unsqueeze(1));
+  return out.view({bs, num_classes, h, w});
+}
+
+at::Tensor static_semantic_target_at(const at::Tensor& masks, bool overlap,
+                                     const at::Tensor& labels, int64_t num_classes, int64_t h,
+                                     int64_t w) {
+  const auto target = static_semantic_targets(masks, overlap, labels, num_classes);
+  return target.size(2) == h && target.size(3) == w ? target
+                                                    : at::upsample_nearest2d(target, {h, w});
+}
+
 SegmentHeadLoss::SegmentHeadLoss(HeadLoss head, bool mask_aware, double box_gain)
     : head_(std::move(head)), mask_aware_(mask_aware), box_gain_(box_gain) {}
 
@@ -90,6 +124,12 @@ at::Tensor semantic_target_at(const MaskTargets& targets, int64_t batch_size, in
 at::Tensor assigner_gt_masks(const MaskTargets& t, int64_t batch_size, int64_t m, int64_t h,
                              int64_t w) {
   at::Tensor masks = t.masks;
+  if (t.padded) {  // static shapes: (B, M, h, w) already
+    const auto resized = masks.size(-2) != h || masks.size(-1) != w
+                             ? at::upsample_nearest2d(masks.to(at::kFloat), {h, w})
+                             : masks;
+    return resized.narrow(1, 0, m).gt(0.5);
+  }
   if (masks.numel() > 0 && (masks.size(-2) != h || masks.size(-1) != w)) {
     masks = at::upsample_nearest2d(masks.unsqueeze(0).to(at::kFloat), {h, w}).squeeze(0);
   }
@@ -127,14 +167,18 @@ at::Tensor SegmentHeadLoss::operator()(const HeadPredictions& p, const MaskPredi
     const auto hooks =
         segment_assigner_hooks(head_.assigner().options(), scores, gt.labels, std::move(in));
     a = head_.assigner()(scores, p.pred_bboxes.detach() * p.stride, p.anchor_points * p.stride,
-                         gt.labels, gt.bboxes, gt.mask, hooks);
+                         gt.labels, gt.bboxes, gt.mask, hooks, gt.static_shapes);
   } else {
     a = head_.assign(p, gt);
   }
   const auto det = head_.box_cls_dfl(p, a);  // [box, cls, dfl]
   at::Tensor seg = at::zeros({}, det.options()), sem = at::zeros({}, det.options());
   const auto fg = a.fg_mask;
-  if (fg.any().item<bool>()) {
+  if (a.static_shapes) {
+    const auto terms = static_mask_terms(p, mp, a, gt, targets);
+    seg = terms[0];
+    if (terms[1].defined()) sem = terms[1];
+  } else if (fg.any().item<bool>()) {
     const auto masks = targets.masks.to(mp.protos.device());
     const int64_t mh = masks.size(-2), mw = masks.size(-1);
     // Ground truth at another size (mask_ratio != 4, multi-scale): the prototypes follow it.
@@ -175,6 +219,60 @@ at::Tensor SegmentHeadLoss::operator()(const HeadPredictions& p, const MaskPredi
     if (mp.semantic.defined()) sem = (mp.semantic * 0).sum();
   }
   return at::stack({det[0], seg * box_gain_, det[1], det[2], sem * box_gain_});
+}
+
+std::array<at::Tensor, 2> SegmentHeadLoss::static_mask_terms(const HeadPredictions& p,
+                                                             const MaskPredictions& mp,
+                                                             const Assignment& a,
+                                                             const GtTargets& gt,
+                                                             const MaskTargets& targets) const {
+  const auto& options = head_.assigner().options();
+  const int64_t bs = mp.protos.size(0), na = a.fg_mask.size(1), m = gt.labels.size(1);
+  const int64_t ph = mp.protos.size(2), pw = mp.protos.size(3);
+  const auto& masks = targets.masks;
+  const int64_t mh = masks.size(-2), mw = masks.size(-1);
+  const auto protos =
+      (mh != ph || mw != pw) ? at::upsample_bilinear2d(mp.protos, {mh, mw}, false) : mp.protos;
+
+  // The positives in a fixed number of slots per image; fillers weigh 0.
+  const auto slots =
+      positive_slots(a.fg_mask, positive_capacity(na, m, options.topk, options.topk2));
+  const int64_t capacity = slots.anchor.size(1);
+  const auto gt_row = a.target_gt_idx.gather(1, slots.anchor);  // (B, P)
+  const auto gt_mask =
+      (targets.overlap ? masks.unsqueeze(1).eq((gt_row + 1).view({bs, capacity, 1, 1}))
+                       : gather_slots(masks, gt_row))
+          .to(at::kFloat);                                                // (B, P, h, w)
+  const auto coefficients = gather_slots(mp.coefficients, slots.anchor);  // (B, P, nm)
+  const auto logits = at::bmm(coefficients, protos.flatten(2)).view({bs, capacity, mh, mw});
+  // The target box of each slot, normalised by the input size (scalars: no host tensor).
+  const auto box = gather_slots(a.target_bboxes, slots.anchor);  // (B, P, 4) input pixels
+  const auto x1 = box.select(-1, 0) / p.image_w, y1 = box.select(-1, 1) / p.image_h;
+  const auto x2 = box.select(-1, 2) / p.image_w, y2 = box.select(-1, 3) / p.image_h;
+  const auto filled = slots.weight.gt(0);
+  const auto area = at::where(filled, (x2 - x1) * (y2 - y1), at::ones({}, box.options()));
+  const auto mask_boxes = at::stack({x1 * static_cast<double>(mw), y1 * static_cast<double>(mh),
+                                     x2 * static_cast<double>(mw), y2 * static_cast<double>(mh)},
+                                    -1);
+  const auto bce =
+      at::binary_cross_entropy_with_logits(logits, gt_mask, {}, {}, at::Reduction::None);
+  const auto cropped =
+      model::crop_mask(bce.flatten(0, 1), mask_boxes.flatten(0, 1)).view({bs, capacity, mh, mw});
+  const auto per_slot = cropped.mean({2, 3}) / area;  // (B, P)
+  std::array<at::Tensor, 2> terms;
+  terms[0] = (per_slot * slots.weight).sum() / slots.positives;
+  if (mp.semantic.defined()) {
+    const auto target =
+        targets.semantic_target.defined()
+            ? targets.semantic_target
+            : static_semantic_target_at(masks, targets.overlap, gt.labels, mp.semantic.size(1),
+                                        mp.semantic.size(2), mp.semantic.size(3));
+    const auto any_positive = a.fg_mask.any().to(at::kFloat);
+    terms[1] = (0.5 * at::binary_cross_entropy_with_logits(mp.semantic, target) +
+                0.5 * multi_channel_dice_loss(mp.semantic, target)) *
+               any_positive;
+  }
+  return terms;
 }
 
 }  // namespace trainer::loss

@@ -13,6 +13,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <array>
+
 #include <string>
 #include <vector>
 
@@ -37,6 +39,9 @@ struct MaskTargets {
   bool overlap = true;
   at::Tensor batch_idx;  // (n) int64 image of each label row
   at::Tensor classes;    // (n) int64 class of each label row
+  // Static shapes with per-object masks: `masks` is (B, M, h, w), row j of image b at [b, j]
+  // (pack_rows); batch_idx and classes are not read.
+  bool padded = false;
   // Derived once per batch by the caller when both branches of an end-to-end loss read them
   // (SegmentLoss); a head loss derives what is left undefined itself.
   at::Tensor assigner_masks{};   // assigner_gt_masks at the prototypes' size
@@ -58,6 +63,15 @@ at::Tensor multi_channel_dice_loss(const at::Tensor& logits, const at::Tensor& t
 // The semantic target: (B, nc, h, w) one-hot class of the instance that covers each pixel (the
 // smallest one when several do, as the overlap index draws them), 0 where none does.
 at::Tensor semantic_targets(const MaskTargets& targets, int64_t batch_size, int64_t num_classes);
+
+// Static shapes: semantic_targets from masks in the static layout (overlap: (B, h, w) index image;
+// else padded (B, M, h, w)) and the packed labels (B, M, 1), computed with fixed shapes (a class
+// table gathered per pixel; the smallest covering object by a min over the M rows).
+at::Tensor static_semantic_targets(const at::Tensor& masks, bool overlap, const at::Tensor& labels,
+                                   int64_t num_classes);
+at::Tensor static_semantic_target_at(const at::Tensor& masks, bool overlap,
+                                     const at::Tensor& labels, int64_t num_classes, int64_t h,
+                                     int64_t w);
 
 // semantic_targets nearest-resized to (h, w) (the semantic logits' size), as the reference's
 // BCEDiceLoss resizes its target.
@@ -88,6 +102,13 @@ class SegmentHeadLoss {
   bool mask_aware() const { return mask_aware_; }
 
  private:
+  // [seg, sem] of a static-shapes assignment: the mask loss on the positives gathered into slots
+  // (positive_slots.h), the semantic loss always computed and multiplied by (any positive).
+  std::array<at::Tensor, 2> static_mask_terms(const HeadPredictions& pred,
+                                              const MaskPredictions& masks, const Assignment& a,
+                                              const GtTargets& gt,
+                                              const MaskTargets& targets) const;
+
   HeadLoss head_;
   bool mask_aware_;
   double box_gain_;

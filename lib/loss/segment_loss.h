@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loss/segment_head_loss.h"
@@ -24,13 +25,22 @@ class SegmentLoss : public YoloLoss {
 
   // Items: (5,) [box, seg, cls, dfl | l1, sem] (the o2o items when end2end). targets.masks is
   // required (data/batch.h), in the layout targets.overlap_masks says.
-  // Not yet: its keypoint (pose) or mask (segment) terms still select the positives.
-  bool supports_static_shapes() const override { return false; }
   LossResult operator()(const model::DetectOutput& outputs, const LossTargets& targets,
                         int64_t batch_size) override;
+  // prepare also moves the masks and label rows to the device (GtTargets::masks, label_rows); with
+  // static shapes per-object masks are padded to (B, M, h, w) there, and the mask terms run on a
+  // fixed number of slots per image (positive_slots.h).
+  GtTargets prepare(const LossTargets& targets, int64_t batch_size, double image_h, double image_w,
+                    at::Device device) const override;
+  LossResult compute(const model::DetectOutput& outputs, const GtTargets& gt,
+                     int64_t batch_size) override;
   std::vector<std::string> item_names() const;
 
  private:
+  // Checks the outputs (boxes, coefficients and prototypes of each branch) -> the input's (h, w).
+  std::pair<double, double> check_segment_outputs(const model::DetectOutput& outputs,
+                                                  int64_t batch_size) const;
+
   SegmentHeadLoss seg_o2m_;
   SegmentHeadLoss seg_o2o_;
 };

@@ -13,6 +13,7 @@
 #include "engine/static_step/op_shape_trace.h"
 #include "engine/train_step.h"
 #include "engine/training_context.h"
+#include "integration/coco8_seg_subset.h"
 #include "integration/fit_fixture.h"
 #include "test_support.h"
 
@@ -47,6 +48,17 @@ data::Batch with_objects(const data::Batch& batch, int64_t objects) {
   }
   if (batch.rboxes.defined() && batch.rboxes.size(0) == batch.labels.size(0)) {
     b.rboxes = batch.rboxes.narrow(0, 0, n);
+  }
+  if (batch.masks.defined() && batch.overlap_masks) {
+    // Index images: pixel j + 1 is the image's row j; the rows dropped lose their pixels.
+    b.masks = batch.masks.clone();
+    const auto image = b.labels.select(1, 0).to(torch::kLong);
+    for (int64_t img = 0; img < b.masks.size(0); ++img) {
+      const int64_t kept = image.eq(img).sum().item<int64_t>();
+      b.masks[img].masked_fill_(b.masks[img].gt(kept), 0);
+    }
+  } else if (batch.masks.defined()) {
+    b.masks = batch.masks.narrow(0, 0, n);
   }
   return b;
 }
@@ -139,6 +151,23 @@ TEST_CASE("static step: pose and OBB steps are static too (YOLO26 and YOLO11 hea
   }
 }
 
+TEST_CASE("static step: segmentation steps are static too (coco8's polygons)") {
+  TRAINER_SKIP_IF_NO_SHARED_DATA(coco128, "coco128");
+  TempDir dir;
+  const auto yaml = test::write_coco8_seg_subset(*coco128, dir.path() / "seg");
+  for (const std::string model : {"yolo26t-seg", "yolo11t-seg"}) {
+    CAPTURE(model);
+    TempDir project;
+    engine::TrainingContext ctx =
+        static_context(project.path(), true, model, core::Task::kSegment, yaml);
+    const Traced t = trace_steps(ctx);
+    REQUIRE(t.traces[0].size() > 500);
+    CHECK(first_difference(t.traces[0], t.traces[1]) == "");
+    CHECK(first_difference(t.traces[0], t.traces[2]) == "");
+    CHECK(engine::data_dependent_ops(t.traces[2]) == std::vector<std::string>{});
+  }
+}
+
 TEST_CASE("static step: the trace tells the selecting step apart (it would catch a regression)") {
   TempDir dir;
   engine::TrainingContext ctx = static_context(dir.path(), false);
@@ -147,7 +176,7 @@ TEST_CASE("static step: the trace tells the selecting step apart (it would catch
   CHECK_FALSE(engine::data_dependent_ops(t.traces[2]).empty());
 }
 
-TEST_CASE("static step: rect, multi_scale and tasks without the static loss are refused") {
+TEST_CASE("static step: rect and multi_scale are refused") {
   TempDir dir;
   core::TrainConfig config = test::tiny_fit_config(dir.path(), "refused", 1);
   config.run.static_shapes = true;

@@ -11,6 +11,8 @@
 #include <doctest/doctest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +24,7 @@
 #include "loss/obb_loss.h"
 #include "loss/pose_loss.h"
 #include "loss/positive_slots.h"
+#include "loss/segment_loss.h"
 #include "loss/task_aligned_assigner.h"
 #include "loss/yolo_loss.h"
 #include "model/yolo_model.h"
@@ -61,6 +64,37 @@ Objects objects(const std::vector<int64_t>& counts, uint64_t seed) {
   return {at::cat(labels), at::cat(rboxes), at::cat(keypoints)};
 }
 
+// Segmentation masks of `labels` at 16 x 16 (a 64 px input, mask ratio 4): each object's box
+// filled. overlap: one index image per image, pixel j + 1 for the image's row j, larger boxes drawn
+// first so smaller ones stay on top (as the loader draws them); else one 0/1 mask per row.
+at::Tensor box_masks(const at::Tensor& labels, int64_t batch, bool overlap) {
+  const int64_t n = labels.size(0), side = 16;
+  auto per_row = at::zeros({n, side, side}, at::kByte);
+  auto index = at::zeros({batch, side, side}, at::kInt);
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+  const auto area = [&](int64_t i) {
+    return labels[i][4].item<double>() * labels[i][5].item<double>();
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return area(a) > area(b); });
+  for (const int64_t i : order) {
+    const auto r = labels[i];
+    const int64_t img = r[0].item<int64_t>();
+    int64_t slot = 0;
+    for (int64_t j = 0; j < i; ++j) slot += labels[j][0].item<int64_t>() == img ? 1 : 0;
+    const auto px = [&](int col, double sign) {
+      const double v = (r[col].item<double>() + sign * r[col + 2].item<double>() / 2) * side;
+      return std::clamp<int64_t>(static_cast<int64_t>(std::round(v)), 0, side);
+    };
+    const int64_t x1 = px(2, -1), x2 = std::max(px(2, 1), x1 + 1);
+    const int64_t y1 = px(3, -1), y2 = std::max(px(3, 1), y1 + 1);
+    per_row[i].slice(0, y1, y2).slice(1, x1, x2).fill_(1);
+    index[img].slice(0, y1, y2).slice(1, x1, x2).fill_(slot + 1);
+  }
+  return overlap ? index : per_row;
+}
+
 model::DetectOutput detached_leaves(const model::DetectOutput& out) {
   const auto leaves = [](const std::vector<at::Tensor>& levels) {
     std::vector<at::Tensor> r;
@@ -76,6 +110,10 @@ model::DetectOutput detached_leaves(const model::DetectOutput& out) {
   copy.one2one_kpts = leaves(out.one2one_kpts);
   copy.one2many_sigma = leaves(out.one2many_sigma);
   copy.one2one_sigma = leaves(out.one2one_sigma);
+  copy.one2many_coef = leaves(out.one2many_coef);
+  copy.one2one_coef = leaves(out.one2one_coef);
+  copy.protos = leaves(out.protos);
+  copy.semantic = leaves(out.semantic);
   return copy;
 }
 
@@ -85,7 +123,8 @@ std::vector<at::Tensor> gradients(const model::DetectOutput& out, model::YoloMod
   std::vector<at::Tensor> g;
   for (const auto* levels :
        {&out.one2many, &out.one2one, &out.one2many_angle, &out.one2one_angle, &out.one2many_kpts,
-        &out.one2one_kpts, &out.one2many_sigma, &out.one2one_sigma}) {
+        &out.one2one_kpts, &out.one2many_sigma, &out.one2one_sigma, &out.one2many_coef,
+        &out.one2one_coef, &out.protos, &out.semantic}) {
     for (const auto& l : *levels) g.push_back(l.grad());
   }
   if (!net->flow().is_empty()) {
@@ -111,7 +150,8 @@ void check_close(const at::Tensor& a, const at::Tensor& b, double floor) {
 }
 
 // One comparison: the same outputs through the dynamic loss and the static one.
-void compare_paths(model::YoloModel& net, core::Task task, const Objects& objs) {
+void compare_paths(model::YoloModel& net, core::Task task, const Objects& objs,
+                   bool overlap_masks = true) {
   const auto out = net->forward_for_loss(torch::rand({kBatch, 3, 64, 64}));
   std::unique_ptr<YoloLoss> loss;
   if (task == core::Task::kPose) {
@@ -121,6 +161,9 @@ void compare_paths(model::YoloModel& net, core::Task task, const Objects& objs) 
     loss = std::make_unique<PoseLoss>(3, net->reg_max(), net->strides(), LossGains{}, PoseGains{},
                                       net->end2end(), kpt.count, kpt.dims, std::vector<double>{},
                                       std::move(flow));
+  } else if (task == core::Task::kSegment) {
+    loss = std::make_unique<SegmentLoss>(3, net->reg_max(), net->strides(), LossGains{},
+                                         net->end2end());
   } else if (task == core::Task::kObb) {
     loss = std::make_unique<ObbLoss>(3, net->reg_max(), net->strides(), LossGains{}, 1.0,
                                      net->end2end());
@@ -133,6 +176,10 @@ void compare_paths(model::YoloModel& net, core::Task task, const Objects& objs) 
   targets.labels = objs.labels;
   targets.rboxes = objs.rboxes;
   targets.keypoints = objs.keypoints;
+  if (task == core::Task::kSegment) {
+    targets.masks = box_masks(objs.labels, kBatch, overlap_masks);
+    targets.overlap_masks = overlap_masks;
+  }
   const auto dynamic_out = detached_leaves(out);
   const auto dynamic = (*loss)(dynamic_out, targets, kBatch);
   dynamic.total.backward();
@@ -149,8 +196,8 @@ void compare_paths(model::YoloModel& net, core::Task task, const Objects& objs) 
   CHECK(torch::isfinite(fixed.total).item<bool>());
   // With objects the box term is not 0: the comparison covers the foreground terms.
   if (objs.labels.size(0) > 0) CHECK(dynamic.items[0].item<double>() > 0);
-  // Pose: the keypoint location term is not 0 either.
-  if (task == core::Task::kPose && objs.labels.size(0) > 0) {
+  // Pose and segmentation: the keypoint location or mask term is not 0 either.
+  if ((task == core::Task::kPose || task == core::Task::kSegment) && objs.labels.size(0) > 0) {
     CHECK(dynamic.items[1].item<double>() > 0);
   }
   check_close(fixed.items, dynamic.items, 1e-6);
@@ -180,7 +227,7 @@ const std::vector<std::vector<int64_t>> kCompositions = {
 namespace {
 
 // Both families of `task`, every batch composition (seeds from `seed`).
-void compare_families(core::Task task, uint64_t seed) {
+void compare_families(core::Task task, uint64_t seed, bool overlap_masks = true) {
   for (const auto family : {model::ModelFamily::kYolo26, model::ModelFamily::kYolo11}) {
     torch::manual_seed(seed);
     auto net = model::build_tiny_yolo_model(family, 3, task);
@@ -188,7 +235,7 @@ void compare_families(core::Task task, uint64_t seed) {
     for (size_t k = 0; k < kCompositions.size(); ++k) {
       CAPTURE(static_cast<int>(family));
       CAPTURE(k);
-      compare_paths(net, task, objects(kCompositions[k], seed + k));
+      compare_paths(net, task, objects(kCompositions[k], seed + k), overlap_masks);
     }
   }
 }
@@ -207,6 +254,31 @@ TEST_CASE("static loss: pose items, head and flow gradients equal the selecting 
   // YOLO26: the OKS assigner (dense OKS), location, objectness and RLE on the positive slots;
   // YOLO11: the detection assigner, location and objectness.
   compare_families(core::Task::kPose, 30);
+}
+
+TEST_CASE("static loss: segmentation items and gradients equal the selecting path's") {
+  // YOLO26: the mask-aware assigner (every anchor's mask IoU), the mask loss on the positive
+  // slots, the semantic loss; YOLO11: the detection assigner and the mask loss. Both mask layouts.
+  for (const bool overlap : {true, false}) {
+    CAPTURE(overlap);
+    compare_families(core::Task::kSegment, 40, overlap);
+  }
+}
+
+TEST_CASE("static semantic target: the selecting path's, for both mask layouts") {
+  const auto labels = objects({3, 0, 2}, 4).labels;
+  const auto packed = pack_targets(labels, kBatch, 3, 64, 64, torch::kCPU, kMaxInstances);
+  for (const bool overlap : {true, false}) {
+    CAPTURE(overlap);
+    const auto masks = box_masks(labels, kBatch, overlap);
+    MaskTargets t{masks, overlap, labels.select(1, 0).to(at::kLong),
+                  labels.select(1, 1).to(at::kLong)};
+    const auto expected = semantic_targets(t, kBatch, 3);
+    const auto layout = overlap ? masks : pack_rows(labels, masks, kBatch, kMaxInstances);
+    const auto got = static_semantic_targets(layout, overlap, packed.labels, 3);
+    CHECK(expected.sum().item<double>() > 10);
+    CHECK(torch::equal(got, expected));
+  }
 }
 
 TEST_CASE("static assigner: the same foreground, GT index, targets as the selecting path") {
