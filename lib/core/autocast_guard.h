@@ -13,7 +13,10 @@ namespace trainer::core {
 class AutocastGuard {
  public:
   // Enables autocast to `dtype` on `device` when `enabled`; a disabled guard still restores state.
-  AutocastGuard(c10::DeviceType device, c10::ScalarType dtype, bool enabled);
+  // cache_enabled false: no cast cache inside (a CUDA graph capture must not keep casts made
+  // during capture as cached tensors; Python's torch.cuda.graphs requires the cache off).
+  AutocastGuard(c10::DeviceType device, c10::ScalarType dtype, bool enabled,
+                bool cache_enabled = true);
   ~AutocastGuard();
   AutocastGuard(const AutocastGuard&) = delete;
   AutocastGuard& operator=(const AutocastGuard&) = delete;
@@ -22,6 +25,7 @@ class AutocastGuard {
   c10::DeviceType device_;
   bool previous_enabled_;
   c10::ScalarType previous_dtype_;
+  bool previous_cache_enabled_;
 };
 
 }  // namespace trainer::core

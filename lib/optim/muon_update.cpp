@@ -7,8 +7,30 @@
 
 namespace trainer::optim {
 
+namespace {
+
+at::Tensor make_factors(const std::vector<double>& scales, at::ScalarType dtype,
+                        const at::Device& device) {
+  // Made on the host and copied without blocking (at::tensor with device options fills on the
+  // host and copies with a sync).
+  return at::tensor(scales, at::kDouble)
+      .to(dtype)
+      .view({-1, 1, 1})
+      .to(device, /*non_blocking=*/true);
+}
+
+}  // namespace
+
+const at::Tensor& ScaleFactorCache::factors(const std::vector<double>& scales, at::ScalarType dtype,
+                                            const at::Device& device) {
+  const auto key = std::make_tuple(scales, static_cast<int>(dtype), device.str());
+  auto it = cache_.find(key);
+  if (it == cache_.end()) it = cache_.emplace(key, make_factors(scales, dtype, device)).first;
+  return it->second;
+}
+
 at::Tensor scale_and_widen(const at::Tensor& stack, const std::vector<double>& scales,
-                           at::ScalarType dtype) {
+                           at::ScalarType dtype, ScaleFactorCache* cache) {
   const at::ScalarType own = stack.scalar_type();
   const bool widen = c10::elementSize(dtype) > c10::elementSize(own);
   const bool all_one = std::all_of(scales.begin(), scales.end(), [](double s) { return s == 1.0; });
@@ -16,12 +38,8 @@ at::Tensor scale_and_widen(const at::Tensor& stack, const std::vector<double>& s
   // A scalar multiply computes in the op-math type (float for BF16/half) with the scalar cast to
   // it.
   const at::ScalarType opmath = at::isReducedFloatingType(own) ? at::kFloat : own;
-  // Made on the host and copied without blocking (at::tensor with device options fills on the
-  // host and copies with a sync, once per bucket and step).
-  const at::Tensor factors = at::tensor(scales, at::kDouble)
-                                 .to(opmath)
-                                 .view({-1, 1, 1})
-                                 .to(stack.device(), /*non_blocking=*/true);
+  const at::Tensor factors = cache ? cache->factors(scales, opmath, stack.device())
+                                   : make_factors(scales, opmath, stack.device());
   const at::Tensor scaled = (stack.to(opmath) * factors).to(own);
   return widen ? scaled.to(dtype) : scaled;
 }

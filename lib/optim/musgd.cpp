@@ -181,7 +181,7 @@ std::vector<at::Tensor> MuSGD::orthogonalize_all(const std::vector<at::Tensor>& 
     if (batch.size() == 1) {  // singletons keep the scalar update
       results[batch.front()] =
           scale_and_widen(orthogonalize(first.matrix, options_.ns).unsqueeze(0), {first.scale},
-                          first.dtype)
+                          first.dtype, &scale_factors_)
               .squeeze(0);
       last_buckets_.push_back({1, false, 0, first.member_bytes});
       continue;
@@ -206,8 +206,8 @@ std::vector<at::Tensor> MuSGD::orthogonalize_all(const std::vector<at::Tensor>& 
     std::vector<double> scales;
     for (size_t j : batch) scales.push_back(jobs[j].scale);
     // Scaled and in the parameters' dtype for the whole stack at once (muon_update.h).
-    const at::Tensor out =
-        scale_and_widen(orthogonalize_batched(stack, options_.ns), scales, first.dtype);
+    const at::Tensor out = scale_and_widen(orthogonalize_batched(stack, options_.ns), scales,
+                                           first.dtype, &scale_factors_);
     for (int64_t k = 0; k < n; ++k) {
       const NsJob& job = jobs[batch[k]];
       const at::Tensor slice = out[k].narrow(1, 0, job.large);

@@ -11,6 +11,7 @@
 
 #include <vector>
 
+#include "optim/muon_update.h"
 #include "optim/newton_schulz.h"
 #include "optim/optimizer.h"
 
@@ -36,6 +37,8 @@ class MuSGD : public Optimizer {
   void load_state_dict(const StateDict& state) override;
 
   const MuSGDOptions& options() const { return options_; }
+  // Scale-factor tensors kept on the device (one per distinct bucket; test and diagnostics).
+  size_t cached_scale_factors() const { return scale_factors_.size(); }
   void set_schedule(MuonSchedule schedule) { options_.schedule = schedule; }
 
   // Buckets the last step formed (for tests and the benchmark): each entry is the member count of
@@ -63,6 +66,7 @@ class MuSGD : public Optimizer {
 
   std::vector<ParamGroup> groups_;
   MuSGDOptions options_;
+  ScaleFactorCache scale_factors_;  // the stacks' scale factors, on the device once
   std::vector<std::vector<ParamState>> state_;
   std::vector<BucketInfo> last_buckets_;
 };

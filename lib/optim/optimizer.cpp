@@ -6,10 +6,17 @@
 
 namespace trainer::optim {
 
-void Optimizer::zero_grad() {
+void Optimizer::zero_grad(bool set_to_none) {
   for (auto& group : groups()) {
     for (auto& p : group.params) {
-      if (p.grad().defined()) p.mutable_grad() = at::Tensor();
+      if (!p.grad().defined()) continue;
+      if (set_to_none) {
+        p.mutable_grad() = at::Tensor();
+      } else {
+        at::Tensor& grad = p.mutable_grad();
+        if (grad.grad_fn()) grad.detach_();  // a gradient with history (create_graph)
+        grad.zero_();
+      }
     }
   }
 }

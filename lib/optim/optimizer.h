@@ -27,7 +27,10 @@ class Optimizer {
   // missing or mismatched entry.
   virtual void load_state_dict(const StateDict& state) = 0;
 
-  void zero_grad();  // sets every gradient to undefined (the next backward allocates fresh)
+  // set_to_none: every gradient undefined (the next backward allocates fresh; what the eager step
+  // does). Otherwise zeroed in place: the tensors stay where they are, as a captured CUDA graph,
+  // which replays on fixed addresses, needs.
+  void zero_grad(bool set_to_none = true);
 };
 
 // "g3.p7.sgd_momentum": the key of one parameter's state entry.

@@ -34,3 +34,17 @@ TEST_CASE("autocast guard: restores a previous dtype") {
   CHECK((at::autocast::get_autocast_dtype(at::kCPU) == at::kHalf));
   at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
 }
+
+TEST_CASE("autocast guard: the cast cache switched off inside, the previous setting restored") {
+  REQUIRE(at::autocast::is_autocast_cache_enabled());
+  {
+    AutocastGuard guard(at::kCPU, at::kBFloat16, true, /*cache_enabled=*/false);
+    CHECK_FALSE(at::autocast::is_autocast_cache_enabled());
+    {
+      AutocastGuard inner(at::kCPU, at::kBFloat16, true);  // the default turns it back on
+      CHECK(at::autocast::is_autocast_cache_enabled());
+    }
+    CHECK_FALSE(at::autocast::is_autocast_cache_enabled());
+  }
+  CHECK(at::autocast::is_autocast_cache_enabled());
+}

@@ -309,3 +309,31 @@ TEST_CASE("scale_and_widen equals o.mul(scale) per member, then the exact upcast
   const auto ones = torch::randn({2, 3, 3}).to(torch::kBFloat16);
   CHECK(torch::equal(scale_and_widen(ones, {1.0, 1.0}, torch::kFloat32), ones.to(torch::kFloat32)));
 }
+
+TEST_CASE("the stacks' scale factors are made once per bucket and give the same bits") {
+  // scale_and_widen with the cache equals it without (same factors), and MuSGD's steps after the
+  // first add no factor tensor: the buckets and their scales recur.
+  torch::manual_seed(4);
+  const auto stack = torch::randn({3, 4, 6}, torch::kBFloat16);
+  const std::vector<double> scales = {1.0, 0.5, 2.25};
+  ScaleFactorCache cache;
+  const auto plain = scale_and_widen(stack, scales, torch::kFloat);
+  const auto cached = scale_and_widen(stack, scales, torch::kFloat, &cache);
+  CHECK(torch::equal(plain, cached));
+  CHECK(cache.size() == 1);
+  (void)scale_and_widen(stack, scales, torch::kFloat, &cache);
+  CHECK(cache.size() == 1);
+  (void)scale_and_widen(stack, {1.0, 0.5, 2.0}, torch::kFloat, &cache);
+  CHECK(cache.size() == 2);
+
+  MuSGDOptions opts;
+  opts.schedule = MuonSchedule::kPadded;
+  MuSGD opt(make_groups(Problem{kShapes}, 3), opts);
+  set_grads(opt.groups(), 0);
+  opt.step();
+  const size_t after_first = opt.cached_scale_factors();
+  CHECK(after_first > 0);
+  set_grads(opt.groups(), 1);
+  opt.step();
+  CHECK(opt.cached_scale_factors() == after_first);
+}

@@ -99,3 +99,22 @@ TEST_CASE("AdamW and SGD state round-trips and resumes exactly") {
                     "optimizer state has 9 entries that match no parameter (a different model or "
                     "optimizer?)");
 }
+
+TEST_CASE("zero_grad: to none by default, or zeroed in place where the tensors stay") {
+  ParamGroup g;
+  g.lr = 0.1;
+  g.params = {torch::ones({3}), torch::ones({2})};
+  Sgd opt({g}, /*foreach=*/true);
+  auto& params = opt.groups()[0].params;
+  params[0].mutable_grad() = torch::full({3}, 2.0f);
+  params[1].mutable_grad() = torch::full({2}, -1.0f);
+  const void* address = params[0].grad().data_ptr();
+  opt.zero_grad(/*set_to_none=*/false);
+  REQUIRE(params[0].grad().defined());
+  CHECK(params[0].grad().data_ptr() == address);  // the same storage: a graph's address holds
+  CHECK(torch::equal(params[0].grad(), torch::zeros({3})));
+  CHECK(torch::equal(params[1].grad(), torch::zeros({2})));
+  opt.zero_grad();
+  CHECK_FALSE(params[0].grad().defined());
+  CHECK_FALSE(params[1].grad().defined());
+}
