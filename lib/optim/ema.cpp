@@ -51,6 +51,28 @@ void ModelEma::update(const NamedTensors& live) {
   for (auto& [key, bucket] : copies) at::_foreach_copy_(bucket.first, bucket.second);
 }
 
+void ModelEma::lerp_towards(const NamedTensors& live, const at::Tensor& weight) {
+  if (live.size() != shadow_.size()) {
+    throw std::runtime_error("EMA update: the model has " + std::to_string(live.size()) +
+                             " tensors, the EMA " + std::to_string(shadow_.size()));
+  }
+  if (weight.dim() != 0 || weight.scalar_type() != at::kDouble) {
+    throw std::invalid_argument("EMA update: the weight must be a 0-d fp64 tensor");
+  }
+  at::NoGradGuard no_grad;
+  std::map<int, at::Tensor> weights;  // the weight in each entry dtype, converted once
+  for (size_t k = 0; k < shadow_.size(); ++k) {
+    at::Tensor& s = shadow_[k].second;
+    if (s.is_floating_point()) {
+      auto& w = weights[static_cast<int>(s.scalar_type())];
+      if (!w.defined()) w = weight.to(s.scalar_type());
+      s.lerp_(live[k].second.detach(), w);
+    } else {
+      s.copy_(live[k].second);
+    }
+  }
+}
+
 void ModelEma::copy_to(const NamedTensors& target) const {
   if (target.size() != shadow_.size()) throw std::runtime_error("EMA copy: tensor count differs");
   at::NoGradGuard no_grad;

@@ -34,6 +34,16 @@ class ModelEma {
   void update(const NamedTensors& live);
 
   double decay_at(int64_t updates) const;  // d(n)
+
+  // The same update split for a captured CUDA graph, whose replays run device work only:
+  // lerp_towards moves the shadow by the weight held in the 0-d fp64 tensor `weight` (on the
+  // shadow's device; one lerp per tensor, the weight converted on the device to each entry's
+  // dtype) and copies integer entries; count_update advances the host's update count. With
+  // weight = 1 - decay_at(updates() + 1) written before each replay, lerp_towards then
+  // count_update equals update() bit for bit for fp32 and fp64 entries (a reduced-precision entry
+  // would see the weight rounded to its own dtype, ATen's lerp taking no wider tensor weight).
+  void lerp_towards(const NamedTensors& live, const at::Tensor& weight);
+  void count_update() { ++updates_; }
   int64_t updates() const { return updates_; }
 
   // Copies the shadow into `target` (same names and shapes), e.g. an evaluation model.

@@ -82,3 +82,30 @@ TEST_CASE("EMA state round-trips, copy_to leaves the shadow untouched, bad state
   state.erase("ema.updates");
   CHECK_THROWS_WITH(restored.load_state_dict(state), "EMA state is missing 'ema.updates'");
 }
+
+TEST_CASE("EMA split for a graph (device weight, host count) equals update() bit for bit") {
+  // 60 updates of moving live weights: lerp_towards with the weight written into a 0-d fp64
+  // tensor, then count_update, against update(); fp32 and fp64 entries and the integer counters.
+  auto live = model_tensors(3);
+  ModelEma eager(live, 0.9999, 20.0);
+  ModelEma split(live, 0.9999, 20.0);
+  auto weight = torch::zeros({}, torch::kDouble);
+  for (int step = 0; step < 60; ++step) {
+    for (auto& [name, t] : live) {
+      if (t.is_floating_point())
+        t.add_(torch::randn_like(t) * 0.1);
+      else
+        t.add_(1);
+    }
+    eager.update(live);
+    weight.fill_(1.0 - split.decay_at(split.updates() + 1));
+    split.lerp_towards(live, weight);
+    split.count_update();
+  }
+  CHECK(split.updates() == eager.updates());
+  for (size_t k = 0; k < live.size(); ++k) {
+    CAPTURE(live[k].first);
+    CHECK(torch::equal(split.shadow()[k].second, eager.shadow()[k].second));
+  }
+  CHECK_THROWS_AS(split.lerp_towards(live, torch::zeros({}, torch::kFloat)), std::invalid_argument);
+}
