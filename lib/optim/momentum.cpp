@@ -25,6 +25,22 @@ void sgd_step_foreach(std::vector<at::Tensor>& params, const std::vector<at::Ten
   }
 }
 
+void sgd_step_foreach_tensor(std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
+                             std::vector<at::Tensor>& buffers, const at::Tensor& lr,
+                             const at::Tensor& momentum, double weight_decay, bool nesterov) {
+  if (params.empty()) return;
+  // The scalars in the parameters' dtype, as a Scalar operand is used (fp64 -> fp32 once).
+  const auto beta = momentum.to(params.front().scalar_type());
+  const auto neg_lr = lr.neg().to(params.front().scalar_type());
+  const std::vector<at::Tensor> g =
+      weight_decay != 0 ? at::_foreach_add(grads, params, weight_decay) : grads;
+  at::_foreach_mul_(buffers, beta);
+  at::_foreach_add_(buffers, g);
+  const std::vector<at::Tensor> v =
+      nesterov ? at::_foreach_add(g, at::_foreach_mul(buffers, beta)) : buffers;
+  at::_foreach_add_(params, at::_foreach_mul(v, neg_lr));
+}
+
 at::Tensor muon_momentum(const at::Tensor& grad, at::Tensor& buffer, double beta, bool nesterov) {
   buffer.lerp_(grad, 1.0 - beta);
   return nesterov ? grad.lerp(buffer, beta) : buffer;

@@ -24,6 +24,13 @@ void sgd_step(at::Tensor& param, const at::Tensor& grad, at::Tensor& buffer, con
 void sgd_step_foreach(std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
                       std::vector<at::Tensor>& buffers, const SgdStepArgs& a);
 
+// The foreach SGD step with the momentum and the learning rate in 0-d device tensors (fp64, e.g.
+// StepScalars slots; `lr` already multiplied by the SGD gain), for a captured CUDA graph. The same
+// recurrence; ATen has no tensor `alpha`, so momentum x B and lr x V are multiplies of their own
+// before the adds: equal to sgd_step_foreach to rounding (the adds of the alpha form may fuse).
+void sgd_step_foreach_tensor(std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
+                             std::vector<at::Tensor>& buffers, const at::Tensor& lr,
+                             const at::Tensor& momentum, double weight_decay, bool nesterov);
 // Muon momentum: M = lerp(M, g, 1-beta); returns U = lerp(g, M, beta) (Nesterov) or M.
 at::Tensor muon_momentum(const at::Tensor& grad, at::Tensor& buffer, double beta, bool nesterov);
 std::vector<at::Tensor> muon_momentum_foreach(const std::vector<at::Tensor>& grads,

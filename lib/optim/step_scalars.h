@@ -1,0 +1,44 @@
+// Values that change between training steps (learning rate, momentum, the EMA weight, ...) as 0-d
+// views of one device vector: what a captured CUDA graph reads instead of host numbers.
+//
+// Why: a graph replays its kernels with the arguments they were captured with, so a host double
+// passed as a Scalar would be frozen at its capture value. A slot is a device tensor at a fixed
+// address; the host writes the step's values into a staging buffer (pinned on CUDA) and one
+// non-blocking copy per step moves them all. The next write waits for that copy to have read the
+// buffer, so a pending copy never sees half-written values.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Event.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainer::optim {
+
+class StepScalars {
+ public:
+  // One fp64 slot per name, all 0, on `device`.
+  StepScalars(std::vector<std::string> names, const at::Device& device);
+
+  // The 0-d fp64 slot `name` on the device (the same tensor, at the same address, every step).
+  const at::Tensor& slot(const std::string& name) const;
+  // Writes `value` for the next upload() (waits first for the previous upload to have read).
+  void set(const std::string& name, double value);
+  // Copies every slot's value to the device: one copy, non-blocking on CUDA.
+  void upload();
+
+  const std::vector<std::string>& names() const { return names_; }
+
+ private:
+  size_t index(const std::string& name) const;
+
+  std::vector<std::string> names_;
+  at::Tensor host_;    // (n) fp64 staging, pinned on CUDA
+  at::Tensor device_;  // (n) fp64
+  std::vector<at::Tensor> slots_;
+  std::optional<c10::Event> uploaded_;  // CUDA: recorded after each copy
+};
+
+}  // namespace trainer::optim
