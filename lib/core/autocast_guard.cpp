@@ -7,12 +7,12 @@
 namespace trainer::core {
 
 AutocastGuard::AutocastGuard(c10::DeviceType device, c10::ScalarType dtype, bool enabled,
-                             bool cache_enabled)
+                             std::optional<bool> cache_enabled)
     : device_(device),
       previous_enabled_(at::autocast::is_autocast_enabled(device)),
       previous_dtype_(at::autocast::get_autocast_dtype(device)),
       previous_cache_enabled_(at::autocast::is_autocast_cache_enabled()) {
-  at::autocast::set_autocast_cache_enabled(cache_enabled);
+  if (cache_enabled) at::autocast::set_autocast_cache_enabled(*cache_enabled);
   at::autocast::set_autocast_enabled(device_, enabled);
   at::autocast::set_autocast_dtype(device_, dtype);
   at::autocast::increment_nesting();

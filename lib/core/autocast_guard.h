@@ -8,15 +8,18 @@
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
 
+#include <optional>
+
 namespace trainer::core {
 
 class AutocastGuard {
  public:
   // Enables autocast to `dtype` on `device` when `enabled`; a disabled guard still restores state.
   // cache_enabled false: no cast cache inside (a CUDA graph capture must not keep casts made
-  // during capture as cached tensors; Python's torch.cuda.graphs requires the cache off).
+  // during capture as cached tensors; Python's torch.cuda.graphs requires the cache off). Unset:
+  // the enclosing setting, so a nested guard inside a capture keeps the cache off.
   AutocastGuard(c10::DeviceType device, c10::ScalarType dtype, bool enabled,
-                bool cache_enabled = true);
+                std::optional<bool> cache_enabled = std::nullopt);
   ~AutocastGuard();
   AutocastGuard(const AutocastGuard&) = delete;
   AutocastGuard& operator=(const AutocastGuard&) = delete;

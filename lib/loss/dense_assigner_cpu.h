@@ -5,8 +5,11 @@
 // per head; a GPU runs them at memory speed, a 2-core CPU spends more on them than on the rest of
 // the loss (BENCHMARKS.md "Static shapes"). These loops make the same decisions in two fused
 // passes and a sparse walk over each GT's top-k picks. The top-k selections stay ATen's, so ties
-// break exactly as in the element-wise path, and the arithmetic keeps its order of operations:
-// the results are bit-identical to the element-wise static path (tests/loss/test_static_loss.cpp).
+// break as in the element-wise path. dense_positives_cpu gives select_positives' bits for the same
+// inputs (tests/loss/test_static_loss.cpp). dense_pairs_cpu does not quite: its CIoU and its
+// powers are scalar float code (std::atan, std::pow) where ATen vectorises (SLEEF), up to an ulp
+// apart, so metrics within an ulp of each other can rank differently; and a NaN GT coordinate
+// makes no candidate here where ATen's minimum would propagate it.
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -22,7 +22,10 @@ at::Tensor keypoint_objectness_loss(const at::Tensor& logits, const at::Tensor& 
 at::Tensor masked_keypoint_location_loss(const at::Tensor& pred, const at::Tensor& gt,
                                          const at::Tensor& mask, const at::Tensor& area,
                                          const at::Tensor& sigmas, const at::Tensor& positives) {
-  const auto diff = pred.narrow(-1, 0, 2) - gt.narrow(-1, 0, 2);
+  // Zero where masked before the square: a non-finite prediction on a filler or invisible row
+  // must not reach the gradient as 0 x inf.
+  const auto diff = at::where(mask.unsqueeze(-1), pred.narrow(-1, 0, 2) - gt.narrow(-1, 0, 2),
+                              at::zeros({}, pred.options()));
   const auto d = diff.select(-1, 0).pow(2) + diff.select(-1, 1).pow(2);  // (..., K)
   const int64_t k = mask.size(-1);
   const auto maskf = mask.to(d.scalar_type());

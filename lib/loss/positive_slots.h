@@ -3,8 +3,10 @@
 // Why: terms computed only on the positives (pose keypoints, segmentation masks) are cheap on the
 // few positives and expensive on every anchor (the pose flow, a mask per anchor). With static
 // shapes their number cannot decide a tensor's shape, but it has an exact bound: every positive
-// anchor was among some valid GT's top-k candidates, so an image has at most
-// min(topk, topk2) x max_instances of them (and never more than its anchors). The positives are
+// anchor was among some valid GT's top-k candidates (resolving an anchor claimed twice changes its
+// GT, not whether it is positive), so an image has at most topk x max_instances of them; after
+// the second pass each of the M rows keeps at most topk2, so also topk2 x max_instances; and
+// never more than its anchors. The positives are
 // gathered into that many slots with a top-k over the foreground mask; the slots left over are
 // fillers with weight 0.
 #pragma once

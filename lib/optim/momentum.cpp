@@ -29,9 +29,14 @@ void sgd_step_foreach_tensor(std::vector<at::Tensor>& params, const std::vector<
                              std::vector<at::Tensor>& buffers, const at::Tensor& lr,
                              const at::Tensor& momentum, double weight_decay, bool nesterov) {
   if (params.empty()) return;
-  // The scalars in the parameters' dtype, as a Scalar operand is used (fp64 -> fp32 once).
-  const auto beta = momentum.to(params.front().scalar_type());
-  const auto neg_lr = lr.neg().to(params.front().scalar_type());
+  const auto dtype = params.front().scalar_type();
+  for (const auto& p : params) {
+    TORCH_CHECK(p.scalar_type() == dtype && (dtype == at::kFloat || dtype == at::kDouble),
+                "sgd_step_foreach_tensor: fp32 or fp64 parameters of one dtype");
+  }
+  // The scalars in the parameters' dtype, as a Scalar operand is used there (fp64 -> fp32 once).
+  const auto beta = momentum.to(dtype);
+  const auto neg_lr = lr.neg().to(dtype);
   const std::vector<at::Tensor> g =
       weight_decay != 0 ? at::_foreach_add(grads, params, weight_decay) : grads;
   at::_foreach_mul_(buffers, beta);

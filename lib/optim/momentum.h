@@ -28,6 +28,7 @@ void sgd_step_foreach(std::vector<at::Tensor>& params, const std::vector<at::Ten
 // StepScalars slots; `lr` already multiplied by the SGD gain), for a captured CUDA graph. The same
 // recurrence; ATen has no tensor `alpha`, so momentum x B and lr x V are multiplies of their own
 // before the adds: equal to sgd_step_foreach to rounding (the adds of the alpha form may fuse).
+// fp32 or fp64 parameters of one dtype (a reduced type would round the scalars to itself).
 void sgd_step_foreach_tensor(std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
                              std::vector<at::Tensor>& buffers, const at::Tensor& lr,
                              const at::Tensor& momentum, double weight_decay, bool nesterov);

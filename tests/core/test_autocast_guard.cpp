@@ -41,7 +41,11 @@ TEST_CASE("autocast guard: the cast cache switched off inside, the previous sett
     AutocastGuard guard(at::kCPU, at::kBFloat16, true, /*cache_enabled=*/false);
     CHECK_FALSE(at::autocast::is_autocast_cache_enabled());
     {
-      AutocastGuard inner(at::kCPU, at::kBFloat16, true);  // the default turns it back on
+      AutocastGuard inner(at::kCPU, at::kBFloat16, true);  // unset: the enclosing setting
+      CHECK_FALSE(at::autocast::is_autocast_cache_enabled());
+    }
+    {
+      AutocastGuard inner(at::kCPU, at::kBFloat16, true, true);  // asked: on inside
       CHECK(at::autocast::is_autocast_cache_enabled());
     }
     CHECK_FALSE(at::autocast::is_autocast_cache_enabled());

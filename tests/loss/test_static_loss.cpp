@@ -21,9 +21,11 @@
 #include "loss/dense_assigner_cpu.h"
 #include "loss/head_loss.h"
 #include "loss/instance_cap.h"
+#include "loss/keypoint_loss.h"
 #include "loss/obb_loss.h"
 #include "loss/pose_loss.h"
 #include "loss/positive_slots.h"
+#include "loss/rle_loss.h"
 #include "loss/segment_loss.h"
 #include "loss/task_aligned_assigner.h"
 #include "loss/yolo_loss.h"
@@ -547,4 +549,32 @@ TEST_CASE("positive slots: the bound on positives per image, every positive in a
   CHECK(torch::equal(gather_slots(values, anchor).view({-1}),
                      torch::tensor({4.0f, 0.0f, 7.0f, 7.0f})));
   CHECK_THROWS_AS(positive_slots(fg, 6), std::invalid_argument);
+}
+
+TEST_CASE("static keypoint terms: a non-finite prediction on a masked row reaches no gradient") {
+  // Two rows of 2 keypoints: row 0 visible, row 1 a filler (mask false) whose prediction is inf.
+  // The location and RLE terms and every gradient stay finite, and row 0's value is unchanged.
+  auto pred = torch::tensor({{{1.0f, 2.0f, 0.5f}, {3.0f, 1.0f, 0.2f}},
+                             {{INFINITY, 1.0f, 0.1f}, {2.0f, -INFINITY, 0.1f}}})
+                  .requires_grad_(true);
+  auto sigma = torch::zeros({2, 2, 2}).requires_grad_(true);
+  const auto gt = torch::tensor(
+      {{{1.5f, 2.5f, 2.0f}, {2.0f, 1.0f, 2.0f}}, {{0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f}}});
+  const auto mask = torch::tensor({{true, true}, {false, false}});
+  const auto area = torch::tensor({{4.0f}, {1.0f}});
+  const auto sigmas = torch::tensor({0.5f, 0.25f});
+  const auto positives = torch::ones({});
+  const auto location = masked_keypoint_location_loss(pred, gt, mask, area, sigmas, positives);
+  const auto oracle = keypoint_location_loss(pred.narrow(0, 0, 1).detach(), gt.narrow(0, 0, 1),
+                                             mask.narrow(0, 0, 1), area.narrow(0, 0, 1), sigmas);
+  CHECK(location.item<float>() == doctest::Approx(oracle.item<float>()).epsilon(1e-6));
+  KeypointFlow flow;
+  flow.log_prob = [](const at::Tensor& e) { return -(e * e).sum(-1) / 2; };
+  const auto rle = masked_rle_loss(pred, sigma, gt, mask, torch::ones({2}), flow, 1e-38);
+  (location + rle).backward();
+  CHECK(torch::isfinite(rle).item<bool>());
+  CHECK(torch::isfinite(pred.grad()).all().item<bool>());
+  CHECK(torch::isfinite(sigma.grad()).all().item<bool>());
+  CHECK(torch::equal(pred.grad()[1], torch::zeros({2, 3})));
+  CHECK(pred.grad()[0].abs().sum().item<float>() > 0);
 }
