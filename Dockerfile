@@ -39,8 +39,14 @@ ARG TRAINER_CUDA
 ARG TORCH_VERSION=2.11.0
 # The cuda-toolkit version the torch wheel itself requires (its METADATA: cuda-toolkit==13.0.2).
 ARG CUDA_TOOLKIT_VERSION=13.0.2
+# A new value starts a new chain of toolchain layers (scripts/docker_test.sh's cold build); the
+# same value reuses exactly that chain. Without it a cold build forced with --no-cache left two
+# chains with the same steps, and the next build's cache lookup could follow the older one: torch
+# downloaded again, its headers newer, every object rebuilt.
+ARG TOOLCHAIN_EPOCH=0
 ENV DEBIAN_FRONTEND=noninteractive
-RUN apt-get update \
+RUN echo "toolchain epoch ${TOOLCHAIN_EPOCH}" \
+ && apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates \
       build-essential cmake ninja-build ccache git pkg-config python3 python3-venv \
       libopencv-dev libopencv-videoio-dev libgloo-dev libyaml-cpp-dev libspdlog-dev libcli11-dev \
@@ -135,8 +141,10 @@ RUN set -eux; \
 # ---------------------------------------------------------------------------------------- runtime
 FROM ${BASE} AS runtime
 ARG TRAINER_CUDA
+ARG TOOLCHAIN_EPOCH=0
 # Python for torchrun (CUDA image): the base's own, matching the venv the wheel was installed in.
-RUN if [ "$TRAINER_CUDA" = ON ]; then \
+RUN echo "runtime epoch ${TOOLCHAIN_EPOCH}"; \
+    if [ "$TRAINER_CUDA" = ON ]; then \
       apt-get update && apt-get install -y --no-install-recommends python3 \
       && rm -rf /var/lib/apt/lists/*; \
     fi

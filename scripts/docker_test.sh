@@ -65,6 +65,7 @@ build() {  # build VARIANT TARGET TAG [extra podman args...]: prints the seconds
   local ca=${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}
   podman build --isolation chroot --network host --layers --secret "id=ca,src=$ca" \
     --build-arg BASE=localhost/debian:12 --build-arg TRAINER_CUDA=$cuda \
+    --build-arg TOOLCHAIN_EPOCH="$(cat "$cache/epoch-$variant" 2>/dev/null || echo 0)" \
     --target "$target" -t "$tag" "$@" "$context" >>"$cache/build-$variant.log" 2>&1 || return 1
   echo $(( $(date +%s) - start ))
 }
@@ -75,8 +76,11 @@ for variant in $variants; do
   cold_s=null smoke=false
   if [ $warm_only = 0 ]; then
     log "$variant: cold build (no layer cache, ccache and build folder emptied): log in $cache/build-$variant.log"
-    if cold_s=$(build "$variant" runtime "localhost/trainer:$variant" --no-cache \
-                  --build-arg CACHE_CLEAR=$(date +%s)); then
+    # A new toolchain epoch (a fresh chain of layers, nothing reused) instead of --no-cache, so
+    # the warm build and the smoke stage below reuse exactly this chain (Dockerfile).
+    date +%s >"$cache/epoch-$variant"
+    if cold_s=$(build "$variant" runtime "localhost/trainer:$variant" \
+                  --build-arg CACHE_CLEAR="$(cat "$cache/epoch-$variant")"); then
       log "$variant: cold build ${cold_s}s"
     else
       log "$variant: cold build FAILED (tail of the log follows)"; tail -30 "$cache/build-$variant.log" >&2
