@@ -59,4 +59,25 @@ std::vector<at::Tensor> muon_momentum_foreach(const std::vector<at::Tensor>& gra
   return nesterov ? at::_foreach_lerp(grads, buffers, beta) : buffers;
 }
 
+std::vector<at::Tensor> muon_momentum_foreach_tensor(const std::vector<at::Tensor>& grads,
+                                                     std::vector<at::Tensor>& buffers,
+                                                     const at::Tensor& one_minus_beta,
+                                                     const at::Tensor& beta, bool nesterov) {
+  if (grads.empty()) return {};
+  const auto dtype = buffers.front().scalar_type();
+  TORCH_CHECK(dtype == at::kFloat || dtype == at::kDouble,
+              "muon_momentum_foreach_tensor: fp32 or fp64 buffers");
+  const auto w_buffer = one_minus_beta.to(dtype);
+  const auto w_out = beta.to(dtype);
+  std::vector<at::Tensor> out;
+  out.reserve(grads.size());
+  for (size_t i = 0; i < grads.size(); ++i) {
+    TORCH_CHECK(buffers[i].scalar_type() == dtype && grads[i].scalar_type() == dtype,
+                "muon_momentum_foreach_tensor: one dtype");
+    buffers[i].lerp_(grads[i], w_buffer);
+    out.push_back(nesterov ? grads[i].lerp(buffers[i], w_out) : buffers[i]);
+  }
+  return out;
+}
+
 }  // namespace trainer::optim

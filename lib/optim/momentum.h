@@ -38,4 +38,13 @@ std::vector<at::Tensor> muon_momentum_foreach(const std::vector<at::Tensor>& gra
                                               std::vector<at::Tensor>& buffers, double beta,
                                               bool nesterov);
 
+// muon_momentum_foreach with the lerp weights in 0-d fp64 device tensors (StepScalars slots:
+// one_minus_beta = 1 - beta computed on the host in double, as the Scalar form does, and beta),
+// for a captured CUDA graph: one tensor-weight lerp per tensor (a graph replays the launches for
+// free). fp32 or fp64 tensors of one dtype.
+std::vector<at::Tensor> muon_momentum_foreach_tensor(const std::vector<at::Tensor>& grads,
+                                                     std::vector<at::Tensor>& buffers,
+                                                     const at::Tensor& one_minus_beta,
+                                                     const at::Tensor& beta, bool nesterov);
+
 }  // namespace trainer::optim

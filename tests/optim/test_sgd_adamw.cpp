@@ -168,3 +168,34 @@ TEST_CASE("SGD with lr and momentum in device slots follows the Scalar form over
     }
   }
 }
+
+TEST_CASE("Muon momentum with 1 - beta and beta in device slots equals the Scalar form") {
+  // 40 steps of a changing beta (a warmup ramp), Nesterov and plain, fp32 and fp64: the
+  // tensor-weight lerp computes the Scalar lerp's formula with the same weight, bit for bit.
+  for (const auto dtype : {torch::kFloat, torch::kDouble}) {
+    for (const bool nesterov : {true, false}) {
+      CAPTURE(nesterov);
+      torch::manual_seed(12);
+      const auto opts = torch::TensorOptions().dtype(dtype);
+      std::vector<at::Tensor> buf_a = {torch::zeros({6, 5}, opts), torch::zeros({3, 3}, opts)};
+      std::vector<at::Tensor> buf_b = {buf_a[0].clone(), buf_a[1].clone()};
+      StepScalars scalars({"one_minus_beta", "beta"}, torch::kCPU);
+      std::vector<at::Tensor> out_a, out_b;
+      for (int step = 0; step < 40; ++step) {
+        const double beta = 0.8 + 0.15 * step / 40.0;
+        const std::vector<at::Tensor> grads = {torch::randn({6, 5}, opts),
+                                               torch::randn({3, 3}, opts)};
+        out_a = muon_momentum_foreach(grads, buf_a, beta, nesterov);
+        scalars.set("one_minus_beta", 1.0 - beta);
+        scalars.set("beta", beta);
+        scalars.upload();
+        out_b = muon_momentum_foreach_tensor(grads, buf_b, scalars.slot("one_minus_beta"),
+                                             scalars.slot("beta"), nesterov);
+      }
+      for (size_t i = 0; i < buf_a.size(); ++i) {
+        CHECK(torch::equal(buf_a[i], buf_b[i]));
+        CHECK(torch::equal(out_a[i], out_b[i]));
+      }
+    }
+  }
+}
