@@ -50,17 +50,22 @@ at::Tensor mask_aware_overlaps(const at::Tensor& pairs, const at::Tensor& iou,
   return (iou + mask_iou) / 2;
 }
 
-at::Tensor all_anchor_mask_iou(const MaskAssignInputs& masks, int64_t num_gt) {
-  const int64_t bs = masks.coefficients.size(0);
+at::Tensor picked_mask_iou(const MaskAssignInputs& masks, const at::Tensor& picks) {
+  const int64_t bs = picks.size(0), num_gt = picks.size(1), k = picks.size(2);
   const int64_t mh = masks.protos.size(2), mw = masks.protos.size(3);
   std::vector<at::Tensor> per_image;  // B iterations: a count the config sets
   for (int64_t img = 0; img < bs; ++img) {
+    const auto anchors = picks[img].reshape({-1});  // (M k)
     const auto logits =
-        model::mask_logits(masks.coefficients[img], masks.protos[img]);  // (A, h, w)
-    const auto boxes = masks.boxes[img] * masks.mask_scale;
-    const auto pred = model::crop_mask(logits.gt(0).to(at::kFloat), boxes).view({-1, mh * mw});
-    const auto gt = masks.gt_masks[img].narrow(0, 0, num_gt).reshape({num_gt, mh * mw});
-    per_image.push_back(binary_mask_iou(gt.to(at::kFloat), pred));  // (M, A)
+        model::mask_logits(masks.coefficients[img].index_select(0, anchors), masks.protos[img]);
+    const auto boxes = masks.boxes[img].index_select(0, anchors) * masks.mask_scale;
+    const auto pred = model::crop_mask(logits.gt(0).to(at::kFloat), boxes).view({num_gt, k, -1});
+    const auto gt =
+        masks.gt_masks[img].narrow(0, 0, num_gt).reshape({num_gt, 1, mh * mw}).to(at::kFloat);
+    // binary_mask_iou's sums, pair by pair (0/1 sums below 2^24 are exact in fp32).
+    const auto inter = (pred * gt).sum(-1);
+    const auto uni = gt.sum(-1) + pred.sum(-1) - inter;
+    per_image.push_back(inter / uni.clamp_min(1.0));  // (M, k)
   }
   return at::stack(per_image);
 }
@@ -68,15 +73,17 @@ at::Tensor all_anchor_mask_iou(const MaskAssignInputs& masks, int64_t num_gt) {
 at::Tensor dense_mask_aware_overlaps(const at::Tensor& pair_mask, const at::Tensor& iou,
                                      const at::Tensor& scores, const AssignerOptions& options,
                                      const MaskAssignInputs& masks) {
-  const int64_t na = iou.size(-1), num_gt = iou.size(1);
+  const int64_t na = iou.size(-1);
   const auto zero = at::zeros({}, iou.options());
   // Each GT's best candidates by the box alignment metric (eps keeps zero-metric pairs selectable).
   const auto metric =
       at::where(pair_mask, scores.pow(options.alpha) * iou.pow(options.beta) + options.eps, zero);
   const int64_t k = std::min<int64_t>(3 * options.topk, na);
-  const auto top = std::get<1>(metric.topk(k, -1));
+  const auto top = std::get<1>(metric.topk(k, -1));  // (B, M, k)
+  // The mask IoU of those pairs only (a mask per pick, not per anchor), placed at their anchors.
+  const auto picked = at::zeros_like(iou).scatter_(-1, top, picked_mask_iou(masks, top));
   const auto chosen = at::zeros_like(pair_mask).scatter_(-1, top, true).logical_and(pair_mask);
-  const auto mask_iou = at::where(chosen, all_anchor_mask_iou(masks, num_gt), zero);
+  const auto mask_iou = at::where(chosen, picked, zero);
   return at::where(pair_mask, (iou + mask_iou) / 2, zero);
 }
 

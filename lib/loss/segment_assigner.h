@@ -38,14 +38,15 @@ at::Tensor mask_aware_overlaps(const at::Tensor& pairs, const at::Tensor& iou,
                                const at::Tensor& scores, const AssignerOptions& options,
                                int64_t num_gt, const MaskAssignInputs& masks);
 
-// Static shapes: the IoU of every anchor's predicted mask with each of the first num_gt GT masks,
-// (B, num_gt, A), image by image (a mask per anchor: (A, h * w) per image).
-at::Tensor all_anchor_mask_iou(const MaskAssignInputs& masks, int64_t num_gt);
+// Static shapes: the IoU of the predicted mask of each picked anchor with its GT's mask: picks
+// (B, M, k) anchor indices (each GT's top k) -> (B, M, k), image by image (a mask per pick, M k
+// of them per image, whatever the number of anchors).
+at::Tensor picked_mask_iou(const MaskAssignInputs& masks, const at::Tensor& picks);
 
 // Static shapes: mask_aware_overlaps on every (image, GT, anchor) entry. pair_mask (B, M, A) the
 // candidates, iou (B, M, A) their box CIoU (0 elsewhere), scores (B, M, A) each anchor's
 // probability of the GT's class. The mask IoU is kept on each GT's top min(3 topk, A) candidates
-// by the same metric; (B, M, A), 0 off the candidates.
+// by the same metric (picked_mask_iou); (B, M, A), 0 off the candidates.
 at::Tensor dense_mask_aware_overlaps(const at::Tensor& pair_mask, const at::Tensor& iou,
                                      const at::Tensor& scores, const AssignerOptions& options,
                                      const MaskAssignInputs& masks);

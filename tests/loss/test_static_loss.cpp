@@ -26,9 +26,11 @@
 #include "loss/pose_loss.h"
 #include "loss/positive_slots.h"
 #include "loss/rle_loss.h"
+#include "loss/segment_assigner.h"
 #include "loss/segment_loss.h"
 #include "loss/task_aligned_assigner.h"
 #include "loss/yolo_loss.h"
+#include "model/mask_ops.h"
 #include "model/yolo_model.h"
 
 using namespace trainer;
@@ -577,4 +579,29 @@ TEST_CASE("static keypoint terms: a non-finite prediction on a masked row reache
   CHECK(torch::isfinite(sigma.grad()).all().item<bool>());
   CHECK(torch::equal(pred.grad()[1], torch::zeros({2, 3})));
   CHECK(pred.grad()[0].abs().sum().item<float>() > 0);
+}
+
+TEST_CASE("static mask-aware assigner: the picks' mask IoU equals binary_mask_iou's") {
+  // Random coefficients, prototypes, boxes and GT masks; each GT's picks (some shared between
+  // GTs): picked_mask_iou against binary_mask_iou of every anchor's mask, gathered at the picks.
+  torch::manual_seed(17);
+  const int64_t bs = 2, na = 40, nm = 4, h = 8, w = 8, m = 3, k = 5;
+  MaskAssignInputs in;
+  in.coefficients = torch::randn({bs, na, nm});
+  in.protos = torch::randn({bs, nm, h, w});
+  const auto xy = torch::rand({bs, na, 2}) * 20;
+  in.boxes = torch::cat({xy, xy + torch::rand({bs, na, 2}) * 16 + 4}, -1);
+  in.mask_scale = 0.25;
+  in.gt_masks = torch::rand({bs, m, h, w}).gt(0.6);
+  const auto picks = torch::randint(0, na, {bs, m, k});
+  const auto got = picked_mask_iou(in, picks);
+  REQUIRE(got.sizes() == torch::IntArrayRef({bs, m, k}));
+  for (int64_t b = 0; b < bs; ++b) {
+    const auto logits = model::mask_logits(in.coefficients[b], in.protos[b]);
+    const auto pred = model::crop_mask(logits.gt(0).to(at::kFloat), in.boxes[b] * in.mask_scale)
+                          .view({na, h * w});
+    const auto all = binary_mask_iou(in.gt_masks[b].view({m, h * w}).to(at::kFloat), pred);
+    CHECK(torch::equal(got[b], all.gather(1, picks[b])));
+  }
+  CHECK(got.gt(0).sum().item<int64_t>() > 5);
 }
