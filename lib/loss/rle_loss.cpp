@@ -42,11 +42,11 @@ at::Tensor masked_rle_loss(const at::Tensor& pred_xy, const at::Tensor& sigma_ra
   const auto sigma = sigma_raw.to(at::kFloat).sigmoid().clamp_min(sigma_tiny);
   // Which rows rle_loss keeps, decided without gradient; the others get a zero residual before the
   // division, so not even 0 x inf reaches a gradient from them.
-  const auto kept =
-      mask.logical_and(at::isfinite(((pred - target) / (sigma + 1e-9)).detach()).all(-1))
-          .unsqueeze(-1);  // (..., K, 1)
+  const auto residual = pred - target;
+  const auto kept = mask.logical_and(at::isfinite((residual / (sigma + 1e-9)).detach()).all(-1))
+                        .unsqueeze(-1);  // (..., K, 1)
   const auto zero = at::zeros({}, sigma.options());
-  const auto safe_error = (at::where(kept, pred - target, zero) / (sigma + 1e-9)).clamp(-100, 100);
+  const auto safe_error = (at::where(kept, residual, zero) / (sigma + 1e-9)).clamp(-100, 100);
   const auto safe_sigma = at::where(kept, sigma, at::ones({}, sigma.options()));
   const auto rows = safe_error.reshape({-1, 2});
   const auto log_phi = flow.log_prob(rows).view(mask.sizes()).unsqueeze(-1);  // (..., K, 1)

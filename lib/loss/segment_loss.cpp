@@ -33,12 +33,6 @@ std::pair<double, double> SegmentLoss::check_segment_outputs(const model::Detect
 
 LossResult SegmentLoss::operator()(const model::DetectOutput& outputs, const LossTargets& targets,
                                    int64_t batch_size) {
-  if (outputs.one2many.empty() || outputs.one2many_coef.empty() || outputs.protos.empty()) {
-    throw std::invalid_argument("segment loss: no one2many box, coefficient or proto outputs");
-  }
-  if (!targets.masks.defined()) {
-    throw std::invalid_argument("segment loss: the batch has no masks (not a segmentation batch)");
-  }
   const auto [image_h, image_w] = check_segment_outputs(outputs, batch_size);
   const auto gt = prepare(targets, batch_size, image_h, image_w, outputs.one2many.front().device());
   return compute(outputs, gt, batch_size);

@@ -112,6 +112,15 @@ Traced trace_steps(engine::TrainingContext& ctx) {
   return out;
 }
 
+// Whole steps with 0, 1 and many objects: the same ops on the same shapes, none data-sized.
+void check_static_traces(engine::TrainingContext& ctx) {
+  const Traced t = trace_steps(ctx);
+  REQUIRE(t.traces[0].size() > 500);  // a whole step was recorded
+  CHECK(first_difference(t.traces[0], t.traces[1]) == "");
+  CHECK(first_difference(t.traces[0], t.traces[2]) == "");
+  CHECK(engine::data_dependent_ops(t.traces[2]) == std::vector<std::string>{});
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -120,11 +129,7 @@ TEST_CASE(
     CAPTURE(model);
     TempDir dir;
     engine::TrainingContext ctx = static_context(dir.path(), true, model);
-    const Traced t = trace_steps(ctx);
-    REQUIRE(t.traces[0].size() > 500);  // a whole step was recorded
-    CHECK(first_difference(t.traces[0], t.traces[1]) == "");
-    CHECK(first_difference(t.traces[0], t.traces[2]) == "");
-    CHECK(engine::data_dependent_ops(t.traces[2]) == std::vector<std::string>{});
+    check_static_traces(ctx);
   }
 }
 
@@ -143,11 +148,7 @@ TEST_CASE("static step: pose and OBB steps are static too (YOLO26 and YOLO11 hea
     CAPTURE(c.model);
     TempDir project;
     engine::TrainingContext ctx = static_context(project.path(), true, c.model, c.task, c.data);
-    const Traced t = trace_steps(ctx);
-    REQUIRE(t.traces[0].size() > 500);
-    CHECK(first_difference(t.traces[0], t.traces[1]) == "");
-    CHECK(first_difference(t.traces[0], t.traces[2]) == "");
-    CHECK(engine::data_dependent_ops(t.traces[2]) == std::vector<std::string>{});
+    check_static_traces(ctx);
   }
 }
 
@@ -160,11 +161,7 @@ TEST_CASE("static step: segmentation steps are static too (coco8's polygons)") {
     TempDir project;
     engine::TrainingContext ctx =
         static_context(project.path(), true, model, core::Task::kSegment, yaml);
-    const Traced t = trace_steps(ctx);
-    REQUIRE(t.traces[0].size() > 500);
-    CHECK(first_difference(t.traces[0], t.traces[1]) == "");
-    CHECK(first_difference(t.traces[0], t.traces[2]) == "");
-    CHECK(engine::data_dependent_ops(t.traces[2]) == std::vector<std::string>{});
+    check_static_traces(ctx);
   }
 }
 
