@@ -28,7 +28,15 @@ class AdamW : public Optimizer {
   StateDict state_dict() const override;
   void load_state_dict(const StateDict& state) override;
 
+ protected:
+  // Per group: decay (1 - lr x weight_decay), bc2_sqrt and neg_step_size (-lr / bc1) of the
+  // coming step; write_step_scalars advances the step numbers (one per group in capturable mode).
+  std::vector<std::string> step_scalar_names() const override;
+  void write_step_scalars(StepScalars& scalars) override;
+
  private:
+  void step_capturable();
+
   struct ParamState {
     at::Tensor exp_avg;
     at::Tensor exp_avg_sq;

@@ -11,6 +11,7 @@
 
 #include "optim/momentum.h"
 #include "optim/muon_update.h"
+#include "optim/step_scalars.h"
 
 namespace trainer::optim {
 namespace {
@@ -220,7 +221,11 @@ std::vector<at::Tensor> MuSGD::orthogonalize_all(const std::vector<at::Tensor>& 
 
 void MuSGD::step() {
   at::NoGradGuard no_grad;
+  consume_prepared_step();
   last_buckets_.clear();
+  if (capturable() && options_.schedule == MuonSchedule::kScalar) {
+    throw std::logic_error("capturable MuSGD: the scalar schedule passes host scalars");
+  }
   if (options_.schedule == MuonSchedule::kScalar) {
     for (size_t g = 0; g < groups_.size(); ++g) {
       for (size_t i = 0; i < groups_[g].params.size(); ++i) {
@@ -250,7 +255,11 @@ void MuSGD::step() {
         buffers.push_back(state_[g][i].muon_momentum);
       }
     }
-    const auto updates = muon_momentum_foreach(grads, buffers, group.momentum, group.nesterov);
+    const auto updates =
+        capturable() ? muon_momentum_foreach_tensor(
+                           grads, buffers, step_scalar(group_slot(g, "one_minus_momentum")),
+                           step_scalar(group_slot(g, "momentum")), group.nesterov)
+                     : muon_momentum_foreach(grads, buffers, group.momentum, group.nesterov);
     all_updates.insert(all_updates.end(), updates.begin(), updates.end());
   }
   const std::vector<at::Tensor> ortho = orthogonalize_all(all_updates);
@@ -266,6 +275,10 @@ void MuSGD::step() {
   for (size_t g = 0; g < groups_.size(); ++g) {
     for (size_t i = 0; i < groups_[g].params.size(); ++i) {
       if (!overlap[g][i] || !groups_[g].params[i].grad().defined()) continue;
+      if (capturable()) {
+        throw std::logic_error("capturable MuSGD: parameter " + std::to_string(i) + " of group " +
+                               groups_[g].name + " shares storage (the scalar path)");
+      }
       ensure_state(g, i);
       step_scalar_param(groups_[g], groups_[g].params[i], state_[g][i]);
     }
@@ -289,7 +302,11 @@ void MuSGD::step_group_foreach(size_t g, std::vector<size_t>& scheduled,
     muon_params.push_back(p);
     scaled.push_back(o);
   }
-  if (!muon_params.empty()) {
+  if (!muon_params.empty() && capturable()) {
+    const at::Tensor& neg_lr = step_scalar(group_slot(g, "neg_muon_lr"));
+    at::_foreach_add_(muon_params,
+                      at::_foreach_mul(scaled, neg_lr.to(muon_params.front().scalar_type())));
+  } else if (!muon_params.empty()) {
     at::_foreach_add_(muon_params, scaled, -group.lr * options_.muon_gain);
   }
   std::vector<at::Tensor> params;
@@ -301,8 +318,15 @@ void MuSGD::step_group_foreach(size_t g, std::vector<size_t>& scheduled,
     buffers.push_back(state_[g][i].sgd_momentum);
   }
   const double gain = group.use_muon ? options_.sgd_gain : 1.0;
+  // Capturable: lr and momentum from the slots; a Muon group's matrices take sgd_lr, the rest lr.
+  const auto sgd = [&](std::vector<at::Tensor>& p, const std::vector<at::Tensor>& gr,
+                       std::vector<at::Tensor>& b, const char* lr_slot) {
+    sgd_step_foreach_tensor(p, gr, b, step_scalar(group_slot(g, lr_slot)),
+                            step_scalar(group_slot(g, "momentum")), group.weight_decay,
+                            group.nesterov);
+  };
   // Muon groups may hold non-matrix parameters (plain SGD); split them so each gets its own gain.
-  if (group.use_muon && gain != 1.0) {
+  if (group.use_muon && (gain != 1.0 || capturable())) {
     std::vector<at::Tensor> mp, mg, mb, sp, sg, sb;
     for (size_t j = 0; j < params.size(); ++j) {
       const bool m = is_matrix(params[j]);
@@ -310,13 +334,44 @@ void MuSGD::step_group_foreach(size_t g, std::vector<size_t>& scheduled,
       (m ? mg : sg).push_back(grads[j]);
       (m ? mb : sb).push_back(buffers[j]);
     }
+    if (capturable()) {
+      sgd(mp, mg, mb, "sgd_lr");
+      sgd(sp, sg, sb, "lr");
+      return;
+    }
     sgd_step_foreach(mp, mg, mb,
                      {group.lr * gain, group.momentum, group.weight_decay, group.nesterov});
     sgd_step_foreach(sp, sg, sb, {group.lr, group.momentum, group.weight_decay, group.nesterov});
     return;
   }
+  if (capturable()) {
+    sgd(params, grads, buffers, "lr");
+    return;
+  }
   sgd_step_foreach(params, grads, buffers,
                    {group.lr * gain, group.momentum, group.weight_decay, group.nesterov});
+}
+
+std::vector<std::string> MuSGD::step_scalar_names() const {
+  std::vector<std::string> names;
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    for (const char* name : {"momentum", "one_minus_momentum", "neg_muon_lr", "sgd_lr", "lr"}) {
+      names.push_back(group_slot(g, name));
+    }
+  }
+  return names;
+}
+
+void MuSGD::write_step_scalars(StepScalars& scalars) {
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    const ParamGroup& group = groups_[g];
+    // The same host arithmetic as the Scalar arguments of the eager step.
+    scalars.set(group_slot(g, "momentum"), group.momentum);
+    scalars.set(group_slot(g, "one_minus_momentum"), 1.0 - group.momentum);
+    scalars.set(group_slot(g, "neg_muon_lr"), -group.lr * options_.muon_gain);
+    scalars.set(group_slot(g, "sgd_lr"), group.lr * options_.sgd_gain);
+    scalars.set(group_slot(g, "lr"), group.lr);
+  }
 }
 
 StateDict MuSGD::state_dict() const {

@@ -51,6 +51,12 @@ class MuSGD : public Optimizer {
   };
   const std::vector<BucketInfo>& last_buckets() const { return last_buckets_; }
 
+ protected:
+  // Per group: momentum, one_minus_momentum (the Muon lerp), neg_muon_lr (-lr x muon_gain),
+  // sgd_lr (lr x the SGD gain of matrices) and lr (the rest).
+  std::vector<std::string> step_scalar_names() const override;
+  void write_step_scalars(StepScalars& scalars) override;
+
  private:
   struct ParamState {
     at::Tensor muon_momentum;  // M (muon groups only)

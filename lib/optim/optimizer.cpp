@@ -4,7 +4,41 @@
 
 #include <stdexcept>
 
+#include "optim/step_scalars.h"
+
 namespace trainer::optim {
+
+Optimizer::Optimizer() = default;
+Optimizer::~Optimizer() = default;
+
+void Optimizer::make_capturable(const at::Device& device) {
+  scalars_ = std::make_unique<StepScalars>(step_scalar_names(), device);
+  prepared_ = false;
+}
+
+void Optimizer::prepare_step() {
+  if (!scalars_) return;
+  write_step_scalars(*scalars_);
+  scalars_->upload();
+  prepared_ = true;
+}
+
+const at::Tensor& Optimizer::step_scalar(const std::string& name) const {
+  if (!scalars_) throw std::logic_error("step_scalar('" + name + "'): optimizer not capturable");
+  return scalars_->slot(name);
+}
+
+void Optimizer::consume_prepared_step() {
+  if (!scalars_) return;
+  if (!prepared_) {
+    throw std::logic_error("capturable optimizer: prepare_step() must run before each step()");
+  }
+  prepared_ = false;
+}
+
+std::string group_slot(size_t group, const char* name) {
+  return "g" + std::to_string(group) + "." + name;
+}
 
 void Optimizer::zero_grad(bool set_to_none) {
   for (auto& group : groups()) {

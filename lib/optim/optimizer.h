@@ -8,6 +8,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,9 +18,16 @@ namespace trainer::optim {
 
 using StateDict = std::map<std::string, at::Tensor>;
 
+class StepScalars;
+
 class Optimizer {
  public:
-  virtual ~Optimizer() = default;
+  Optimizer();
+  virtual ~Optimizer();
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  // In capturable mode, call prepare_step() (host) before each step().
   virtual void step() = 0;
   virtual std::vector<ParamGroup>& groups() = 0;
   virtual StateDict state_dict() const = 0;
@@ -31,7 +39,37 @@ class Optimizer {
   // does). Otherwise zeroed in place: the tensors stay where they are, as a captured CUDA graph,
   // which replays on fixed addresses, needs.
   void zero_grad(bool set_to_none = true);
+
+  // Capturable mode, for a step a CUDA graph records once and replays: every number that changes
+  // between steps (each group's lr and momentum, AdamW's bias corrections) is read by step() from
+  // a 0-d device slot (StepScalars) instead of being passed as a host Scalar, which a graph would
+  // freeze at its capture value. prepare_step() writes the coming step's values from the groups
+  // and uploads them, and advances the host counts step() would (AdamW's step numbers), so it
+  // runs before every step() and before every replay of a captured step(). The arithmetic is the
+  // eager one with the scalars as tensors: equal to rounding (tests/optim/test_capturable.cpp).
+  // Parameters must keep their gradients (zero_grad(false)) once capturable.
+  void make_capturable(const at::Device& device);
+  bool capturable() const { return scalars_ != nullptr; }
+  void prepare_step();
+
+ protected:
+  // The slots this optimizer's capturable step reads, e.g. "g0.lr" (group_slot).
+  virtual std::vector<std::string> step_scalar_names() const = 0;
+  // Writes the coming step's value of every slot (StepScalars::set) and advances host counts.
+  virtual void write_step_scalars(StepScalars& scalars) = 0;
+  // The slot `name` (capturable mode only).
+  const at::Tensor& step_scalar(const std::string& name) const;
+  // In capturable mode: throws unless prepare_step() ran since the last step() (a step reading
+  // the previous step's slots would be silently wrong). Called at the top of step().
+  void consume_prepared_step();
+
+ private:
+  std::unique_ptr<StepScalars> scalars_;
+  bool prepared_ = false;
 };
+
+// "g3.lr": the name of group `group`'s slot `name` in capturable mode.
+std::string group_slot(size_t group, const char* name);
 
 // "g3.p7.sgd_momentum": the key of one parameter's state entry.
 std::string state_key(size_t group, size_t param, const char* name);

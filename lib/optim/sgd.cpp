@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "optim/momentum.h"
+#include "optim/step_scalars.h"
 
 namespace trainer::optim {
 
@@ -16,6 +17,7 @@ Sgd::Sgd(std::vector<ParamGroup> groups, bool foreach)
 
 void Sgd::step() {
   at::NoGradGuard no_grad;
+  consume_prepared_step();
   for (size_t g = 0; g < groups_.size(); ++g) {
     ParamGroup& group = groups_[g];
     const SgdStepArgs args{group.lr, group.momentum, group.weight_decay, group.nesterov};
@@ -24,7 +26,7 @@ void Sgd::step() {
       at::Tensor& p = group.params[i];
       if (!p.grad().defined()) continue;
       if (!buffers_[g][i].defined()) buffers_[g][i] = at::zeros_like(p);
-      if (foreach_) {
+      if (foreach_ || capturable()) {
         params.push_back(p);
         grads.push_back(p.grad());
         buffers.push_back(buffers_[g][i]);
@@ -32,7 +34,29 @@ void Sgd::step() {
         sgd_step(p, p.grad(), buffers_[g][i], args);
       }
     }
-    if (foreach_) sgd_step_foreach(params, grads, buffers, args);
+    if (capturable()) {
+      sgd_step_foreach_tensor(params, grads, buffers, step_scalar(group_slot(g, "lr")),
+                              step_scalar(group_slot(g, "momentum")), group.weight_decay,
+                              group.nesterov);
+    } else if (foreach_) {
+      sgd_step_foreach(params, grads, buffers, args);
+    }
+  }
+}
+
+std::vector<std::string> Sgd::step_scalar_names() const {
+  std::vector<std::string> names;
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    names.push_back(group_slot(g, "lr"));
+    names.push_back(group_slot(g, "momentum"));
+  }
+  return names;
+}
+
+void Sgd::write_step_scalars(StepScalars& scalars) {
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    scalars.set(group_slot(g, "lr"), groups_[g].lr);
+    scalars.set(group_slot(g, "momentum"), groups_[g].momentum);
   }
 }
 

@@ -19,6 +19,10 @@ class Sgd : public Optimizer {
   StateDict state_dict() const override;
   void load_state_dict(const StateDict& state) override;
 
+ protected:
+  std::vector<std::string> step_scalar_names() const override;  // g.lr, g.momentum
+  void write_step_scalars(StepScalars& scalars) override;
+
  private:
   std::vector<ParamGroup> groups_;
   bool foreach_;
