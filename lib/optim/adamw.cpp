@@ -101,13 +101,12 @@ void AdamW::write_step_scalars(StepScalars& scalars) {
         st.exp_avg = at::zeros_like(p);
         st.exp_avg_sq = at::zeros_like(p);
       }
-      ++st.step;
-      if (step != 0 && st.step != step) {
+      if (step != 0 && st.step + 1 != step) {
         throw std::runtime_error("capturable AdamW: the parameters of group " + group.name +
-                                 " are at different step numbers (" + std::to_string(step) +
+                                 " are at different step numbers (" + std::to_string(step - 1) +
                                  " and " + std::to_string(st.step) + ")");
       }
-      step = st.step;
+      step = st.step + 1;
     }
     // A group without gradients steps nothing: neutral values.
     const double bc1 = step > 0 ? 1.0 - std::pow(options_.beta1, static_cast<double>(step)) : 1.0;
@@ -116,6 +115,16 @@ void AdamW::write_step_scalars(StepScalars& scalars) {
     scalars.set(group_slot(g, "decay"), 1.0 - group.lr * group.weight_decay);
     scalars.set(group_slot(g, "bc2_sqrt"), bc2_sqrt);
     scalars.set(group_slot(g, "neg_step_size"), -(group.lr / bc1));
+  }
+}
+
+void AdamW::advance_step_counts() {
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    for (size_t i = 0; i < groups_[g].params.size(); ++i) {
+      if (groups_[g].params[i].grad().defined() && state_[g][i].exp_avg.defined()) {
+        ++state_[g][i].step;
+      }
+    }
   }
 }
 

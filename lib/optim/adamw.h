@@ -30,9 +30,10 @@ class AdamW : public Optimizer {
 
  protected:
   // Per group: decay (1 - lr x weight_decay), bc2_sqrt and neg_step_size (-lr / bc1) of the
-  // coming step; write_step_scalars advances the step numbers (one per group in capturable mode).
+  // coming step (one step number per group in capturable mode); count_step() advances it.
   std::vector<std::string> step_scalar_names() const override;
   void write_step_scalars(StepScalars& scalars) override;
+  void advance_step_counts() override;
 
  private:
   void step_capturable();

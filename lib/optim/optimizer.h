@@ -43,20 +43,25 @@ class Optimizer {
   // Capturable mode, for a step a CUDA graph records once and replays: every number that changes
   // between steps (each group's lr and momentum, AdamW's bias corrections) is read by step() from
   // a 0-d device slot (StepScalars) instead of being passed as a host Scalar, which a graph would
-  // freeze at its capture value. prepare_step() writes the coming step's values from the groups
-  // and uploads them, and advances the host counts step() would (AdamW's step numbers), so it
-  // runs before every step() and before every replay of a captured step(). The arithmetic is the
-  // eager one with the scalars as tensors: equal to rounding (tests/optim/test_capturable.cpp).
-  // Parameters must keep their gradients (zero_grad(false)) once capturable.
+  // freeze at its capture value. Each step is then
+  //   prepare_step()  host: the coming step's values from the groups into the slots, uploaded
+  //                   (idempotent: a retry after a failed capture prepares again);
+  //   step()          or a replay of a captured step() (which runs no host code);
+  //   count_step()    host: the counts step() would advance (AdamW's step numbers).
+  // The arithmetic is the eager one with the scalars as tensors: equal to rounding
+  // (tests/optim/test_capturable.cpp). Gradients stay allocated (zero_grad(false)).
   void make_capturable(const at::Device& device);
   bool capturable() const { return scalars_ != nullptr; }
   void prepare_step();
+  void count_step() { advance_step_counts(); }
 
  protected:
   // The slots this optimizer's capturable step reads, e.g. "g0.lr" (group_slot).
   virtual std::vector<std::string> step_scalar_names() const = 0;
-  // Writes the coming step's value of every slot (StepScalars::set) and advances host counts.
+  // Writes the coming step's value of every slot (StepScalars::set); changes no state.
   virtual void write_step_scalars(StepScalars& scalars) = 0;
+  // Capturable mode: what step() leaves to count_step().
+  virtual void advance_step_counts() {}
   // The slot `name` (capturable mode only).
   const at::Tensor& step_scalar(const std::string& name) const;
   // In capturable mode: throws unless prepare_step() ran since the last step() (a step reading

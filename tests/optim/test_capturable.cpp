@@ -62,6 +62,7 @@ void run(Optimizer& opt, int steps, bool capturable) {
     random_grads(opt, s);
     if (capturable) opt.prepare_step();
     opt.step();
+    if (capturable) opt.count_step();
   }
 }
 
@@ -130,7 +131,7 @@ TEST_CASE("capturable MuSGD follows the eager step over 30 scheduled steps") {
 
 TEST_CASE("capturable AdamW follows the eager step and keeps its step numbers") {
   // Bias corrections and step size from the slots, divides of their own where the eager step
-  // uses addcdiv with a Scalar: 1e-5 relative after 30 steps. prepare_step() advances the step
+  // uses addcdiv with a Scalar: 1e-5 relative after 30 steps. count_step() advances the step
   // numbers (a replay runs no host code), so the checkpoint's counts equal the eager ones.
   AdamW eager(mixed_groups(), AdamWOptions{});
   AdamW slots(mixed_groups(), AdamWOptions{});
@@ -159,6 +160,23 @@ TEST_CASE("capturable optimizers refuse what a replay would get wrong") {
     opt.prepare_step();
     CHECK_NOTHROW(opt.step());
     CHECK_THROWS_AS(opt.step(), std::logic_error);  // one prepare per step
+  }
+  SUBCASE("prepare_step() is idempotent: a retry prepares the same AdamW step again") {
+    AdamW once(mixed_groups(), AdamWOptions{});
+    AdamW twice(mixed_groups(), AdamWOptions{});
+    for (AdamW* opt : {&once, &twice}) {
+      opt->make_capturable(torch::kCPU);
+      for (int s = 0; s < 3; ++s) {
+        schedule(*opt, s);
+        random_grads(*opt, s);
+        opt->prepare_step();
+        if (opt == &twice) opt->prepare_step();
+        opt->step();
+        opt->count_step();
+      }
+    }
+    CHECK(relative_gap(once, twice) == 0.0);
+    CHECK(twice.state_dict().at("g0.p0.step").item<int64_t>() == 3);
   }
   SUBCASE("MuSGD's scalar schedule passes host scalars") {
     MuSGDOptions options;
