@@ -449,10 +449,14 @@ Batch Loader::build_batch(int64_t b) const {
 
 torch::Tensor images_to_device(const torch::Tensor& images, const torch::Device& device,
                                torch::ScalarType dtype, at::MemoryFormat format) {
-  const torch::Tensor moved = images.to(device, /*non_blocking=*/true);
-  torch::Tensor out =
-      torch::empty(images.sizes(), torch::TensorOptions().dtype(dtype).device(device), format);
-  out.copy_(moved);
+  return images_to_unit_float(images.to(device, /*non_blocking=*/true), dtype, format);
+}
+
+torch::Tensor images_to_unit_float(const torch::Tensor& images, torch::ScalarType dtype,
+                                   at::MemoryFormat format) {
+  torch::Tensor out = torch::empty(
+      images.sizes(), torch::TensorOptions().dtype(dtype).device(images.device()), format);
+  out.copy_(images);
   return out.div_(255);
 }
 

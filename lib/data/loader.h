@@ -152,5 +152,9 @@ class Loader {
 torch::Tensor images_to_device(const torch::Tensor& images, const torch::Device& device,
                                torch::ScalarType dtype,
                                at::MemoryFormat format = at::MemoryFormat::Contiguous);
+// The conversion half of images_to_device, for uint8 images already on their device (a CUDA
+// graph's static input buffer): a new `dtype` tensor in [0, 1] in `format`.
+torch::Tensor images_to_unit_float(const torch::Tensor& images, torch::ScalarType dtype,
+                                   at::MemoryFormat format = at::MemoryFormat::Contiguous);
 
 }  // namespace trainer::data
