@@ -14,8 +14,8 @@
 # C++ compiler and Python's torch, with no package registry. The other dependencies then come from
 # the prepared bundle (scripts/make_gpu_bundle.sh). The whole run, preflight, unpack and build
 # included, fits one budget (480 s by default): the steps run in one ranked list, most valuable
-# first (CUDA smoke, the L4 interval with its breakdown, bench precision, one short bench fit, the
-# 2-GPU step where 2+ GPUs exist), each under `timeout` with a cap that is also cut to what is left,
+# first (CUDA smoke, the L4 interval with its breakdown, bench precision, the CUDA-graph ABBA, one
+# short bench fit, the 2-GPU step where 2+ GPUs exist), each under `timeout` with a cap that is also cut to what is left,
 # and the rest (the CPU-config interval, the loader, the ABBA) only with the time left. Every step's
 # output is copied to the output folder as soon as it ends, and gpu_check.json is rewritten then,
 # so a run stopped by a signal (TERM/INT are trapped) or by the device tool keeps what it measured.
@@ -211,6 +211,11 @@ if smoke:
     except (OSError, ValueError):
         pass
     summary["cuda_smoke"] = s
+# cuda_graph against eager: 50-step loss trajectories and peak memory (tests/cuda).
+try:
+    summary["cuda_graph_trajectory"] = json.load(open(os.path.join(work, "cuda_graph_trajectory.json")))
+except (OSError, ValueError):
+    pass
 # The bench JSON schemas belong to `trainer bench`; keep them whole and lift the headline numbers.
 def headline(node, prefix="", acc=None):
     acc = {} if acc is None else acc
@@ -222,8 +227,8 @@ def headline(node, prefix="", acc=None):
             acc[prefix[:-1]] = node
     return acc
 for b in ("bench_interval", "bench_interval_cpu_config", "bench_fit", "bench_abba",
-          "bench_interval_ddp2"):
-    p = os.path.join(out if b != "bench_interval_ddp2" else work, b + ".json")
+          "bench_interval_ddp2", "bench_abba_cuda_graph"):
+    p = os.path.join(work if b in ("bench_interval_ddp2", "bench_abba_cuda_graph") else out, b + ".json")
     if os.path.exists(p):
         try:
             summary[b] = headline(json.load(open(p)))
@@ -411,10 +416,11 @@ fi
 # count, written to syncs.json). On a GPU machine a skipped case is a failure (TRAINER_REQUIRE_CUDA).
 if wants smoke; then
   smoke_bin=$build/tests/cuda/test_cuda_smoke
-  rm -f "$work/syncs.json"
+  rm -f "$work/syncs.json" "$work/cuda_graph_trajectory.json"
   if [ -x "$smoke_bin" ]; then
-    step cuda_smoke "$(scaled 60)" env TRAINER_REQUIRE_CUDA="$([ $mode = gpu ] && echo 1 || echo 0)" \
-      TRAINER_SYNC_REPORT="$work/syncs.json" "$smoke_bin"
+    step cuda_smoke "$(scaled 75)" env TRAINER_REQUIRE_CUDA="$([ $mode = gpu ] && echo 1 || echo 0)" \
+      TRAINER_SYNC_REPORT="$work/syncs.json" \
+      TRAINER_GRAPH_REPORT="$work/cuda_graph_trajectory.json" "$smoke_bin"
     [ $mode = cpu ] && grep -q 'CUDA SMOKE SKIPPED' "$work/logs/cuda_smoke.log" &&
       note "CUDA smoke tests skipped (no GPU): they ran as on a CPU CI machine"
   else
@@ -460,14 +466,23 @@ if wants bench; then
   rm -f "$work/bench_precision.json"
   step bench_precision "$(scaled 30)" "$trainer" bench precision "$config" "${overrides[@]}" \
     --json "$work/bench_precision.json"
-  # 3. A short fit (one epoch, 2 validation batches) of each optimizer schedule, timed start to
+  # 3. CUDA graphs: the static step eager against replayed as graphs (issue 39), an ABBA of the
+  #    complete interval with each arm's peak memory, at the L4 protocol's settings. The JSON stays
+  #    in the work folder (the output keeps at most 8 files); its headline lands in gpu_check.json.
+  if [ $mode = gpu ]; then
+    rm -f "$work/bench_abba_cuda_graph.json"
+    step bench_abba_cuda_graph "$(scaled 75)" "$trainer" bench abba "$config" "${overrides[@]}" \
+      static_shapes=true --baseline cuda_graph=false --candidate cuda_graph=true --pairs 2 \
+      --json "$work/bench_abba_cuda_graph.json"
+  fi
+  # 4. A short fit (one epoch, 2 validation batches) of each optimizer schedule, timed start to
   #    exit (each finished arm is written at once).
   fit_overrides=()
   # The CPU fallback fits coco8 (4 images): coco128 at 2 images a step outlasts the step's cap.
   [ $mode = cpu ] && [ -d "$TRAINER_SHARED_DATA/coco8" ] && fit_overrides=(data="$ROOT/configs/data/coco8.yaml")
   run_bench bench_fit "$(scaled 60)" fit "$config" "${overrides[@]}" "${fit_overrides[@]}" epochs=1 val_batches=2 \
     --baseline optimizer_impl=scalar --candidate optimizer_impl=padded --pairs 1 --warmup-arms 0
-  # 4. Data-parallel on 2 GPUs (when the machine has 2+): NCCL under torchrun, each rank's complete
+  # 5. Data-parallel on 2 GPUs (when the machine has 2+): NCCL under torchrun, each rank's complete
   #    interval at the global batch 8 (4 per GPU) with the gradient all-reduce overlapping
   #    backward, then trainer's own launcher (device=0,1) through a one-epoch fit. The interval
   #    JSON goes to the work folder (the output keeps at most 8 files); its headline numbers land
@@ -489,10 +504,10 @@ if wants bench; then
     note "one GPU: the 2-GPU data-parallel step is skipped"
   fi
   # The rest, only with the time left (a step with under 5 s is recorded as skipped).
-  # 5. The CPU short fit's settings on this device.
+  # 6. The CPU short fit's settings on this device.
   run_bench bench_interval_cpu_config "$(scaled 45)" interval "$cpu_config" "${cpu_overrides[@]}" \
     --no-breakdown "${count_flags[@]}"
-  # 6. The loader alone on coco128 at 640 (mosaic, batch 16): images/s per worker count and cache
+  # 7. The loader alone on coco128 at 640 (mosaic, batch 16): images/s per worker count and cache
   #    mode, per stage, with peak RSS; the many-core machine shows how it scales past 2 workers.
   if [ -d "$TRAINER_SHARED_DATA/coco128" ]; then
     rm -f "$work/bench_data.json"
@@ -501,7 +516,7 @@ if wants bench; then
       --imgsz 640 --batch 16 --epochs 2 --workers "$data_workers" --cache ram,none \
       --json "$work/bench_data.json"
   fi
-  # 7. One ABBA of the optimizer schedules with what is left (pairs reduced to fit, and said so).
+  # 8. One ABBA of the optimizer schedules with what is left (pairs reduced to fit, and said so).
   pairs=${GPU_CHECK_ABBA_PAIRS:-$([ $mode = gpu ] && echo 5 || echo 1)}
   fit=$(( ($(remaining) - 15) / (2 * (interval_s > 1 ? interval_s : 1)) ))
   if [ "$fit" -lt "$pairs" ]; then

@@ -177,6 +177,9 @@ struct RunConfig {
   // Every tensor of a training step shaped by the config alone (targets padded to max_instances,
   // masked assigner and losses, the last batch filled): what a CUDA graph needs. Ours.
   bool static_shapes = false;
+  // Replays the static step as CUDA graphs after a few eager warm-up steps (needs static_shapes,
+  // a CUDA device, one rank; engine/static_step/cuda_graph_step.h). Ours.
+  bool cuda_graph = false;
   // Data-parallel training (several ranks: torchrun or device=0,1,...).
   std::string dist_backend;  // "" = nccl for CUDA devices, gloo for the CPU
   // Seconds each kind of wait may take before the rank fails, naming the wait (the reference has

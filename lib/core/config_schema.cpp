@@ -470,6 +470,10 @@ std::vector<FieldSpec> build_fields() {
       "static_shapes", "run", [](auto& c) -> auto& { return c.run.static_shapes; },
       "training step tensors shaped by the config alone (targets padded to max_instances, the "
       "last batch filled; no rect, no multi_scale): ready for CUDA graphs"));
+  f.push_back(bool_field(
+      "cuda_graph", "run", [](auto& c) -> auto& { return c.run.cuda_graph; },
+      "replay the training step as CUDA graphs after eager warm-up steps (needs static_shapes, "
+      "a CUDA device and one rank)"));
   f.push_back(string_field(
       "dist_backend", "run", [](auto& c) -> auto& { return c.run.dist_backend; },
       "data-parallel backend: nccl or gloo (empty = nccl on CUDA devices, gloo on the CPU)"));

@@ -12,21 +12,49 @@
 #include "engine/device/device.h"
 #include "engine/device/memory_format.h"
 #include "engine/multi_scale.h"
+#include "engine/static_step/cuda_graph_step.h"
 #include "engine/static_step/op_shape_trace.h"
 #include "engine/training_context.h"
 #include "loss/instance_cap.h"
 #include "optim/clip.h"
+#include "optim/step_scalars.h"
 
 namespace trainer::engine {
 
+namespace {
+
+// Eager batches before the first capture (and after each recapture): PyTorch's guidance for
+// whole-network capture is a few; they also run the first optimizer step, which makes its state.
+constexpr int64_t kGraphWarmupBatches = 3;
+
+}  // namespace
+
 TrainStep::TrainStep(TrainingContext& context) : ctx_(context) {
+  if (ctx_.config.run.cuda_graph) {
+    ctx_.optimization.optimizer->make_capturable(ctx_.device);
+    ema_weight_ =
+        std::make_unique<optim::StepScalars>(std::vector<std::string>{"ema_weight"}, ctx_.device);
+    graph_ = std::make_unique<CudaGraphStep>(ctx_.device, kGraphWarmupBatches);
+  }
   reset_epoch();
+}
+
+TrainStep::~TrainStep() = default;
+
+void TrainStep::state_replaced(const char* why) {
+  if (graph_) graph_->invalidate(why);
 }
 
 void TrainStep::reset_epoch() {
   const auto options = torch::TensorOptions().dtype(torch::kFloat).device(ctx_.device);
-  loss_sum_ = torch::zeros({static_cast<int64_t>(ctx_.net.columns.loss_names.size())}, options);
-  non_finite_ = torch::zeros({}, options.dtype(torch::kBool));
+  // In place once made: a captured step adds to these tensors where they are.
+  if (loss_sum_.defined()) {
+    loss_sum_.zero_();
+    non_finite_.zero_();
+  } else {
+    loss_sum_ = torch::zeros({static_cast<int64_t>(ctx_.net.columns.loss_names.size())}, options);
+    non_finite_ = torch::zeros({}, options.dtype(torch::kBool));
+  }
   batches_ = 0;
   dropped_instances_ = 0;
   largest_sample_instances_ = 0;
@@ -46,7 +74,23 @@ void TrainStep::apply_schedule(int64_t ni) {
   }
 }
 
+loss::GtTargets TrainStep::prepare_static(const loss::LossTargets& targets, int64_t batch,
+                                          int64_t height, int64_t width) {
+  OpShapeTrace::HostWork host_work;
+  loss::LossTargets capped = targets;
+  capped.static_instances = ctx_.config.data.max_instances;
+  const auto cap = loss::cap_instances(capped, batch, capped.static_instances);
+  dropped_instances_ += cap.dropped;
+  largest_sample_instances_ = std::max(largest_sample_instances_, cap.largest);
+  return ctx_.net.criterion->prepare(capped, batch, static_cast<double>(height),
+                                     static_cast<double>(width), ctx_.device);
+}
+
 void TrainStep::run(const data::Batch& batch, int64_t ni, StageClock* clock) {
+  if (graph_) {
+    run_graphed(batch, ni);
+    return;
+  }
   auto images = data::images_to_device(batch.images, ctx_.device, torch::kFloat,
                                        model_memory_format(ctx_.config, ctx_.device));
   if (const double f = ctx_.config.augment.multi_scale; f > 0.0) {
@@ -57,30 +101,37 @@ void TrainStep::run(const data::Batch& batch, int64_t ni, StageClock* clock) {
         stride);
   }
   // The labels stay on the host: the loss checks and packs them there (no device read) and sends
-  // the packed targets over. Static shapes: at most max_instances per image, padded to it.
-  // Static shapes: the host prepares targets of a fixed shape first (capped, packed, copied), and
-  // the rest of the step is device work whose shapes come from the config alone.
-  const bool static_shapes = ctx_.config.run.static_shapes;
-  loss::LossTargets targets{batch.labels, batch.keypoints, batch.rboxes, batch.masks,
-                            batch.overlap_masks};
-  loss::GtTargets prepared;
-  if (static_shapes) {
-    OpShapeTrace::HostWork host_work;
-    targets.static_instances = ctx_.config.data.max_instances;
-    const auto cap = loss::cap_instances(targets, images.size(0), targets.static_instances);
-    dropped_instances_ += cap.dropped;
-    largest_sample_instances_ = std::max(largest_sample_instances_, cap.largest);
-    prepared =
-        ctx_.net.criterion->prepare(targets, images.size(0), static_cast<double>(images.size(2)),
-                                    static_cast<double>(images.size(3)), ctx_.device);
-  }
+  // the packed targets over. Static shapes: the host prepares targets of a fixed shape first
+  // (capped, packed, copied), and the rest of the step is device work whose shapes come from the
+  // config alone.
+  const loss::LossTargets targets{batch.labels, batch.keypoints, batch.rboxes, batch.masks,
+                                  batch.overlap_masks};
+  const loss::GtTargets prepared =
+      ctx_.config.run.static_shapes
+          ? prepare_static(targets, images.size(0), images.size(2), images.size(3))
+          : loss::GtTargets{};
   if (clock) clock->mark("h2d");
+  forward_backward(images, targets, prepared, clock);
+  ++batches_;
+  last_instances_ = batch.labels.size(0);
+  if (ni - last_opt_step_ >= accumulate_) {
+    optimizer_step(clock);
+    last_opt_step_ = ni;
+  }
+}
+
+void TrainStep::forward_backward(const at::Tensor& images, const loss::LossTargets& targets,
+                                 const loss::GtTargets& prepared, StageClock* clock) {
   loss::LossResult result;
   {
-    core::AutocastGuard autocast(ctx_.device.type(), at::kBFloat16, ctx_.bf16());
+    // A captured step keeps no autocast cast cache (casts made during capture would be cached
+    // tensors of the capture); the eager step keeps LibTorch's default.
+    core::AutocastGuard autocast(ctx_.device.type(), at::kBFloat16, ctx_.bf16(),
+                                 graph_ ? std::optional<bool>(false) : std::nullopt);
     auto outputs = ctx_.net.model->forward_for_loss(images);
-    result = static_shapes ? ctx_.net.criterion->compute(outputs, prepared, images.size(0))
-                           : (*ctx_.net.criterion)(outputs, targets, images.size(0));
+    result = ctx_.config.run.static_shapes
+                 ? ctx_.net.criterion->compute(outputs, prepared, images.size(0))
+                 : (*ctx_.net.criterion)(outputs, targets, images.size(0));
   }
   if (poison_next_) {
     result.total = result.total * std::numeric_limits<double>::quiet_NaN();
@@ -98,12 +149,54 @@ void TrainStep::run(const data::Batch& batch, int64_t ni, StageClock* clock) {
   if (clock) clock->mark("backward");
   loss_sum_.add_(result.items.to(torch::kFloat));
   non_finite_.logical_or_(torch::isfinite(result.total.detach()).logical_not());
+}
+
+void TrainStep::run_graphed(const data::Batch& batch, int64_t ni) {
+  const loss::LossTargets targets{batch.labels, batch.keypoints, batch.rboxes, batch.masks,
+                                  batch.overlap_masks};
+  // batch.images is the loader's (B, 3, H, W) uint8 view.
+  const loss::GtTargets prepared =
+      prepare_static(targets, batch.images.size(0), batch.images.size(2), batch.images.size(3));
+  const auto format = model_memory_format(ctx_.config, ctx_.device);
+  // A fault-injection batch multiplies by a host NaN: eager, so no graph keeps it.
+  graph_->accumulate(
+      batch.images, prepared,
+      [&](const at::Tensor& images, const loss::GtTargets& static_targets) {
+        forward_backward(data::images_to_unit_float(images, torch::kFloat, format), targets,
+                         static_targets, nullptr);
+      },
+      /*eager=*/poison_next_);
   ++batches_;
   last_instances_ = batch.labels.size(0);
   if (ni - last_opt_step_ >= accumulate_) {
-    optimizer_step(clock);
+    optim::Optimizer& optimizer = *ctx_.optimization.optimizer;
+    optim::ModelEma& ema = *ctx_.optimization.ema;
+    graph_->optimizer_step(
+        [&] {
+          optimizer.prepare_step();
+          ema_weight_->set("ema_weight", 1.0 - ema.decay_at(ema.updates() + 1));
+          ema_weight_->upload();
+        },
+        [&] { graphed_optimizer_body(); });
+    optimizer.count_step();
+    ema.count_update();
+    last_grad_norm_ = grad_norm_;
     last_opt_step_ = ni;
   }
+}
+
+void TrainStep::graphed_optimizer_body() {
+  std::vector<at::Tensor> grads;
+  grads.reserve(ctx_.net.trainable.size());
+  for (const auto& p : ctx_.net.trainable) grads.push_back(p.grad());
+  const at::Tensor norm = optim::clip_grad_norm(grads, ctx_.config.optim.max_grad_norm);
+  // Made by the first (eager) step, outside any capture, and written in place from then on.
+  if (!grad_norm_.defined()) grad_norm_ = at::empty_like(norm);
+  grad_norm_.copy_(norm);
+  non_finite_.logical_or_(torch::isfinite(norm).logical_not());
+  ctx_.optimization.optimizer->step();
+  ctx_.optimization.optimizer->zero_grad(/*set_to_none=*/false);
+  ctx_.optimization.ema->lerp_towards(ctx_.net.live_state, ema_weight_->slot("ema_weight"));
 }
 
 void TrainStep::optimizer_step(StageClock* clock) {

@@ -9,13 +9,21 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <memory>
 
 #include "data/batch.h"
 #include "engine/interval.h"
+#include "loss/gt_targets.h"
+#include "loss/loss_targets.h"
+
+namespace trainer::optim {
+class StepScalars;
+}
 
 namespace trainer::engine {
 
 struct TrainingContext;
+class CudaGraphStep;
 
 // Stage edges for the breakdown run: each is called after a device sync, with the stage name.
 struct StageClock {
@@ -25,7 +33,11 @@ struct StageClock {
 
 class TrainStep {
  public:
+  // With run.cuda_graph the optimizer is made capturable and the step runs through
+  // CudaGraphStep (static buffers, eager warm-up, then two replayed graphs; on a device without
+  // CUDA the same path eagerly, which only tests ask for).
   explicit TrainStep(TrainingContext& context);
+  ~TrainStep();
 
   // Sets lr, momentum and accumulation for global iteration `ni` = batch + nb * epoch (warmup and
   // decay are functions of ni alone).
@@ -57,8 +69,23 @@ class TrainStep {
   void set_last_opt_step(int64_t ni) { last_opt_step_ = ni; }
   int64_t accumulate() const { return accumulate_; }
 
+  // The model's gradients or the optimizer / EMA state were replaced (resume, rollback): a
+  // captured step would replay on the old tensors, so it is captured again.
+  void state_replaced(const char* why);
+  // cuda_graph: the graph runner (nullptr otherwise), for tests and the benchmark's report.
+  const CudaGraphStep* graph() const { return graph_.get(); }
+
  private:
+  // Static shapes: the batch's targets capped at max_instances and packed on the device.
+  loss::GtTargets prepare_static(const loss::LossTargets& targets, int64_t batch, int64_t height,
+                                 int64_t width);
+  // Forward + loss under autocast, the fault hook, backward, the running sums.
+  void forward_backward(const at::Tensor& images, const loss::LossTargets& targets,
+                        const loss::GtTargets& prepared, StageClock* clock);
+  void run_graphed(const data::Batch& batch, int64_t ni);
   void optimizer_step(StageClock* clock);
+  // cuda_graph: clip, capturable step, gradients zeroed in place, EMA by its weight slot.
+  void graphed_optimizer_body();
 
   TrainingContext& ctx_;
   int64_t accumulate_ = 1;
@@ -71,6 +98,9 @@ class TrainStep {
   int64_t dropped_instances_ = 0;
   int64_t largest_sample_instances_ = 0;
   bool poison_next_ = false;
+  std::unique_ptr<CudaGraphStep> graph_;            // cuda_graph only
+  std::unique_ptr<optim::StepScalars> ema_weight_;  // cuda_graph: 1 - d(updates + 1)
+  at::Tensor grad_norm_;                            // cuda_graph: the norm at a fixed address
 };
 
 }  // namespace trainer::engine

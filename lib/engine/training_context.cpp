@@ -17,6 +17,7 @@
 #include "engine/device/memory_format.h"
 #include "engine/freeze.h"
 #include "engine/run_dataset.h"
+#include "engine/static_step/cuda_graph_config.h"
 #include "model/model_name.h"
 #include "model/weights_io.h"
 #include "optim/optimizer_kind.h"
@@ -92,7 +93,7 @@ std::unique_ptr<data::Loader> make_train_loader(const data::DatasetIndex& train_
 }  // namespace
 
 data::DatasetSpec check_run_config(const core::TrainConfig& config, int world_size) {
-  (void)resolve_device(config.run.device);
+  const c10::Device device = resolve_device(config.run.device);
   if (!is_weights_file(config.model.model)) (void)model::parse_model_name(config.model.model);
   (void)model::parse_class_widths(config.model.cls_width);
   if (config.model.dropout > 0.0) {
@@ -107,6 +108,7 @@ data::DatasetSpec check_run_config(const core::TrainConfig& config, int world_si
         "change; turn one of them off",
         config.data.rect ? "rect: true" : "multi_scale"));
   }
+  check_cuda_graph_config(config, device, world_size);
   if (config.data.batch % world_size != 0) {
     throw core::ConfigError(fmt::format(
         "batch: {} is the global batch and does not divide among the {} ranks (WORLD_SIZE); each "
@@ -341,10 +343,9 @@ TrainingContext build_training_context(const core::TrainConfig& config, ModelSou
   // Phase 6: the task's loss and results columns for this model.
   ctx.net.criterion = ctx.task->build_loss(config.loss, *ctx.net.model, ctx.inputs.dataset);
   if (config.run.static_shapes && !ctx.net.criterion->supports_static_shapes()) {
-    throw core::ConfigError(fmt::format(
-        "static_shapes: not implemented yet for the {} loss (detect and obb have it); leave it "
-        "false",
-        core::task_name(ctx.task->task())));
+    throw core::ConfigError(
+        fmt::format("static_shapes: not implemented for the {} loss; leave it false",
+                    core::task_name(ctx.task->task())));
   }
   if (config.run.static_shapes) {
     spdlog::info(

@@ -7,11 +7,13 @@
 // failed; TRAINER_REQUIRE_CUDA=1 (gpu_check.sh on a GPU machine) turns that skip into a failure.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/torch.h>
 
 #include <ATen/autocast_mode.h>
 #include <c10/util/Exception.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -25,6 +27,7 @@
 #include "core/autocast_guard.h"
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/device/device.h"
+#include "engine/static_step/cuda_graph_step.h"
 #include "engine/train_step.h"
 #include "engine/trainer.h"
 #include "engine/training_context.h"
@@ -513,5 +516,148 @@ TEST_CASE("cuda: host syncs of one training step and one validation batch (sync-
   MESSAGE("sync-debug count: " << report);
   if (const char* path = std::getenv("TRAINER_SYNC_REPORT")) std::ofstream(path) << report;
   CHECK(nms_syncs <= 2);
+#endif
+}
+
+TEST_CASE("cuda: cuda_graph captures the step, replays it without syncs, and follows eager") {
+  // fp32 without TF32, so the two runs differ only by the capturable optimizer's rounding and
+  // bf16 Newton-Schulz (the CPU test's bounds, tests/engine/test_cuda_graph_step.cpp). The graph
+  // run: 3 eager warm-up batches, A captured on the 4th, B at the 4th's optimizer step, replays
+  // from then on; a state replacement (rollback) recaptures both after a new warm-up.
+  if (!cuda_ready()) return;
+#ifdef TRAINER_WITH_CUDA
+  disable_tf32();
+  struct Case {
+    const char* optimizer;
+    int64_t nbs;
+    double tolerance;
+  };
+  for (const Case c : {Case{"MuSGD", 4, 2e-3}, Case{"AdamW", 8, 1e-4}}) {
+    CAPTURE(c.optimizer);
+    test::TempDir dir;
+    engine::ContextOptions options;
+    options.need_val = false;
+    options.show_progress = false;
+    auto config = tiny_config(dir.path(), "0", core::Precision::kFP32);
+    config.run.static_shapes = true;
+    config.data.max_instances = 12;
+    config.optim.optimizer = c.optimizer;
+    config.optim.nbs = c.nbs;
+    auto plain = engine::build_training_context(config, options);
+    config.run.cuda_graph = true;
+    config.run.name = "cuda_graph";
+    auto graph = engine::build_training_context(config, options);
+    load_smoke_weights(*plain.net.model);
+    load_smoke_weights(*graph.net.model);
+    engine::TrainStep plain_step(plain);
+    engine::TrainStep graph_step(graph);
+    REQUIRE(graph_step.graph() != nullptr);
+    std::vector<data::Batch> batches;
+    for (int epoch = 0; batches.size() < 16; ++epoch) {
+      plain.inputs.train_loader->start_epoch(epoch, /*mosaic=*/true);
+      while (auto b = plain.inputs.train_loader->next()) {
+        batches.push_back(*b);
+        if (batches.size() == 16) break;
+      }
+    }
+    int replay_syncs = -1;
+    for (int64_t ni = 0; ni < 10; ++ni) {
+      plain_step.apply_schedule(ni);
+      plain_step.run(batches[static_cast<size_t>(ni)], ni);
+      graph_step.apply_schedule(ni);
+      engine::synchronize(graph.device);
+      SyncCounter counter;
+      graph_step.run(batches[static_cast<size_t>(ni)], ni);
+      if (ni == 9) replay_syncs = counter.count;
+    }
+    engine::synchronize(graph.device);
+    CHECK_FALSE(graph_step.graph()->fell_back());
+    CHECK(graph_step.graph()->replaying());
+    CHECK(graph_step.graph()->captures() == 2);
+    CHECK(replay_syncs == 0);
+    std::vector<at::Tensor> a, b;
+    for (const auto& p : plain.net.trainable) a.push_back(p.detach());
+    for (const auto& p : graph.net.trainable) b.push_back(p.detach());
+    const double gap = relative_l2(b, a);
+    MESSAGE("cuda_graph vs eager static step, relative L2 of the weights after 10 steps: " << gap);
+    CHECK(gap < c.tolerance);
+    CHECK(relative_l2({graph_step.mean_loss_items()}, {plain_step.mean_loss_items()}) < 1e-3);
+    CHECK_FALSE(graph_step.saw_non_finite());
+    graph_step.state_replaced("test: a rollback");
+    for (int64_t ni = 10; ni < 16; ++ni) {
+      graph_step.apply_schedule(ni);
+      graph_step.run(batches[static_cast<size_t>(ni)], ni);
+    }
+    CHECK(graph_step.graph()->captures() == 4);
+    CHECK_FALSE(graph_step.saw_non_finite());
+  }
+#endif
+}
+
+TEST_CASE("cuda: cuda_graph 50-step loss trajectory and peak memory against the eager step") {
+  // The run's real precision (BF16 autocast) and schedule, 50 steps of each arm from the same
+  // weights on the same batches: the per-step total loss of both, and each arm's peak allocated
+  // bytes. Written to TRAINER_GRAPH_REPORT (gpu_check.sh lifts it into gpu_check.json). The check
+  // is loose on purpose: BF16 and bf16 Newton-Schulz make two arms drift apart by rounding; the
+  // trajectories must stay finite and close on average (mean relative difference under 5%).
+  if (!cuda_ready()) return;
+#ifdef TRAINER_WITH_CUDA
+  test::TempDir dir;
+  engine::ContextOptions options;
+  options.need_val = false;
+  options.show_progress = false;
+  constexpr int64_t kSteps = 50;
+  std::vector<std::vector<double>> losses(2);
+  std::vector<int64_t> peaks(2);
+  std::vector<data::Batch> batches;
+  for (int arm = 0; arm < 2; ++arm) {
+    auto config = tiny_config(dir.path(), "0", core::Precision::kBF16);
+    config.run.static_shapes = true;
+    config.run.cuda_graph = arm == 1;
+    config.run.name = arm == 1 ? "graph" : "eager";
+    auto ctx = engine::build_training_context(config, options);
+    load_smoke_weights(*ctx.net.model);
+    if (batches.empty()) {
+      for (int epoch = 0; static_cast<int64_t>(batches.size()) < kSteps; ++epoch) {
+        ctx.inputs.train_loader->start_epoch(epoch, /*mosaic=*/true);
+        while (auto b = ctx.inputs.train_loader->next()) {
+          batches.push_back(*b);
+          if (static_cast<int64_t>(batches.size()) == kSteps) break;
+        }
+      }
+    }
+    engine::synchronize(ctx.device);
+    REQUIRE(bench::reset_peak_memory("cuda:0"));
+    engine::TrainStep step(ctx);
+    double previous_sum = 0;
+    for (int64_t ni = 0; ni < kSteps; ++ni) {
+      step.apply_schedule(ni);
+      step.run(batches[static_cast<size_t>(ni)], ni);
+      const double sum =
+          (step.mean_loss_items() * static_cast<double>(step.batches())).sum().item<double>();
+      losses[static_cast<size_t>(arm)].push_back(sum - previous_sum);
+      previous_sum = sum;
+    }
+    peaks[static_cast<size_t>(arm)] = bench::read_peak_memory("cuda:0").bytes;
+    if (arm == 1) {
+      CHECK(step.graph()->replaying());
+      CHECK_FALSE(step.graph()->fell_back());
+    }
+  }
+  double mean_rel = 0;
+  for (int64_t i = 0; i < kSteps; ++i) {
+    const double a = losses[0][static_cast<size_t>(i)], b = losses[1][static_cast<size_t>(i)];
+    CHECK(std::isfinite(b));
+    mean_rel += std::abs(a - b) / std::max(std::abs(a), 1e-9) / kSteps;
+  }
+  CHECK(mean_rel < 0.05);
+  const std::string report = fmt::format(
+      "{{\"steps\": {}, \"eager_loss\": [{:.6g}], \"graph_loss\": [{:.6g}], "
+      "\"mean_relative_difference\": {:.6g}, \"eager_peak_bytes\": {}, \"graph_peak_bytes\": "
+      "{}}}\n",
+      kSteps, fmt::join(losses[0], ", "), fmt::join(losses[1], ", "), mean_rel, peaks[0], peaks[1]);
+  MESSAGE("cuda_graph trajectory: mean relative difference " << mean_rel << ", peak eager "
+                                                             << peaks[0] << " graph " << peaks[1]);
+  if (const char* path = std::getenv("TRAINER_GRAPH_REPORT")) std::ofstream(path) << report;
 #endif
 }

@@ -143,6 +143,7 @@ int64_t restore_run(TrainingContext& ctx, TrainStep& step, const Checkpoint& che
   // Gradients accumulated after the last optimizer step carry into the next epoch in a straight
   // run; the checkpoint holds them so a resume continues with the same ones.
   restore_gradients(*ctx.net.model, checkpoint.pending_grads);
+  step.state_replaced("resumed from a checkpoint");
   const int64_t epochs = ctx.config.schedule.epochs;
   if (start_epoch >= epochs) {
     throw core::ConfigError(
@@ -176,6 +177,7 @@ void roll_back_epoch(TrainingContext& ctx, TrainStep& step, const std::optional<
   ctx.optimization.optimizer->zero_grad();
   restore_gradients(*ctx.net.model, good->pending_grads);
   step.set_last_opt_step(good->last_opt_step);
+  step.state_replaced("rolled back after a non-finite loss");
 }
 
 }  // namespace trainer::engine
