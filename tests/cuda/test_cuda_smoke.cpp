@@ -661,3 +661,61 @@ TEST_CASE("cuda: cuda_graph 50-step loss trajectory and peak memory against the 
   if (const char* path = std::getenv("TRAINER_GRAPH_REPORT")) std::ofstream(path) << report;
 #endif
 }
+
+TEST_CASE("cuda: CudaGraphStep replays what it captured, and a failed capture falls back cleanly") {
+  // A counter body: every executed run adds 1. One eager warm-up batch and one eager optimizer
+  // step, then the capture (which records without running) and its immediate replay, then plain
+  // replays: the counter says how many runs really happened. A body with a host read cannot be
+  // captured: the step logs, falls back to eager for good, and gives its pool's memory back.
+  if (!cuda_ready()) return;
+#ifdef TRAINER_WITH_CUDA
+  const auto images = torch::zeros({1, 3, 4, 4}, torch::kUInt8);
+  loss::GtTargets targets;
+  targets.labels = torch::zeros({1, 2, 1}, torch::TensorOptions().device(kCuda0));
+  {
+    engine::CudaGraphStep step(kCuda0, /*warmup_batches=*/1);
+    const auto counter = torch::zeros({}, torch::TensorOptions().device(kCuda0));
+    const auto add = [&](const at::Tensor&, const loss::GtTargets&) { counter.add_(1); };
+    step.accumulate(images, targets, add);                              // eager warm-up
+    step.optimizer_step([] {}, [&] { counter.add_(10); });              // eager step
+    for (int i = 0; i < 4; ++i) step.accumulate(images, targets, add);  // capture + 3 replays
+    step.optimizer_step([] {}, [&] { counter.add_(10); });              // capture B + its run
+    step.optimizer_step([] {}, [&] { counter.add_(10); });              // replay B
+    CHECK(step.replaying());
+    CHECK(step.captures() == 2);
+    CHECK_FALSE(step.fell_back());
+    CHECK(counter.item<float>() == doctest::Approx(1 + 10 + 4 + 10 + 10));
+    step.invalidate("test");
+    CHECK_FALSE(step.replaying());
+    CHECK(step.eager_batches() == 0);
+  }
+  {
+    engine::CudaGraphStep step(kCuda0, 1);
+    const auto counter = torch::zeros({}, torch::TensorOptions().device(kCuda0));
+    const auto read = [&](const at::Tensor&, const loss::GtTargets&) {
+      counter.add_(1);
+      (void)counter.item<float>();  // a host read: illegal inside a capture
+    };
+    step.accumulate(images, targets, read);
+    step.optimizer_step([] {}, [] {});
+    engine::synchronize(kCuda0);
+    c10::cuda::CUDACachingAllocator::emptyCache();
+    using c10::CachingAllocator::StatType;
+    const auto reserved = [] {
+      return c10::cuda::CUDACachingAllocator::getDeviceStats(0)
+          .reserved_bytes[static_cast<size_t>(StatType::AGGREGATE)]
+          .current;
+    };
+    const int64_t before = reserved();
+    step.accumulate(images, targets, read);  // the capture fails; the batch runs eagerly
+    CHECK(step.fell_back());
+    CHECK_FALSE(step.replaying());
+    step.accumulate(images, targets, read);  // eager from now on
+    CHECK(counter.item<float>() == doctest::Approx(3));
+    c10::cuda::CUDACachingAllocator::emptyCache();
+    CHECK(reserved() <= before);  // nothing left in an abandoned pool
+    // The device still works for ordinary work after the abandoned capture.
+    CHECK(torch::ones({8}, torch::TensorOptions().device(kCuda0)).sum().item<float>() == 8);
+  }
+#endif
+}

@@ -12,8 +12,11 @@
 #include <utility>
 
 #ifdef TRAINER_WITH_CUDA
+#include <ATen/core/CachingHostAllocator.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
@@ -56,11 +59,20 @@ class SideStreamScope {
   std::optional<c10::cuda::CUDAStreamGuard> guard_;
 };
 
-// Ends a capture that an exception interrupted, whatever state it is in, so the stream and the
-// caching allocator are usable again; the half-recorded graph is discarded.
-void abandon_capture(at::cuda::CUDAGraph& graph, const c10::cuda::CUDAStream& stream) {
+// A graph that says whether its capture ended (capture_end registered the memory pool's end, so
+// its destructor releases the pool): a failed capture's cleanup must not release it twice.
+struct CapturedGraph : at::cuda::CUDAGraph {
+  bool capture_ended() const { return capture_ended_; }
+};
+
+// Ends a capture that an exception interrupted, whatever state it is in, so the stream and both
+// caching allocators are usable again and the half-recorded graph's memory goes back: if
+// capture_end throws (cudaStreamEndCapture reports the invalidated capture) before it ends the
+// pool's allocation, the allocators would keep routing to it and its blocks would never be freed.
+void abandon_capture(std::unique_ptr<CapturedGraph>& graph, const c10::cuda::CUDAStream& stream,
+                     const at::cuda::MempoolId_t& pool) {
   try {
-    graph.capture_end();
+    graph->capture_end();
   } catch (const std::exception&) {  // an invalidated capture: capture_end reports it
   }
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
@@ -72,26 +84,51 @@ void abandon_capture(at::cuda::CUDAGraph& graph, const c10::cuda::CUDAStream& st
     }
   }
   (void)cudaGetLastError();  // clear the sticky capture error
+  const bool ended = graph->capture_ended();
+  graph.reset();  // releases the pool itself when the capture had ended
+  if (!ended) {
+    namespace allocator = c10::cuda::CUDACachingAllocator;
+    const c10::DeviceIndex device = stream.device_index();
+    // Each step may find nothing to do (the capture failed before the pool was set up).
+    try {
+      allocator::endAllocateToPool(device, pool);
+    } catch (const std::exception&) {
+    }
+    try {
+      at::getHostAllocator(at::kCUDA)->end_allocate_to_pool(pool);
+    } catch (const std::exception&) {
+    }
+    try {
+      allocator::releasePool(device, pool);
+    } catch (const std::exception&) {
+    }
+    try {
+      at::getHostAllocator(at::kCUDA)->release_pool(pool);
+    } catch (const std::exception&) {
+    }
+  }
+  c10::cuda::CUDACachingAllocator::emptyCache();
 }
 
 // Captures `body` into a new graph on the current (side) stream and replays it once: the capture
 // records the kernels without running them. Returns the graph, or nullptr (logged) on failure.
-std::unique_ptr<at::cuda::CUDAGraph> capture_and_run(const std::function<void()>& body,
-                                                     const char* what) {
-  auto graph = std::make_unique<at::cuda::CUDAGraph>();
+std::unique_ptr<CapturedGraph> capture_and_run(const std::function<void()>& body,
+                                               const char* what) {
+  auto graph = std::make_unique<CapturedGraph>();
   const c10::cuda::CUDAStream stream = c10::cuda::getCurrentCUDAStream();
+  const at::cuda::MempoolId_t pool = at::cuda::graph_pool_handle();
+  // The warm-up's cached blocks go back first (as Python's torch.cuda.graph does), so the graph's
+  // private pool does not double the step's footprint.
+  c10::cuda::device_synchronize();
+  c10::cuda::CUDACachingAllocator::emptyCache();
   try {
     // Thread-local mode: the loader's threads may allocate pinned memory meanwhile; only this
     // thread's unsafe calls (a sync, a copy from pageable memory) invalidate the capture.
-    graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
-    try {
-      body();
-    } catch (...) {
-      abandon_capture(*graph, stream);
-      throw;
-    }
+    graph->capture_begin(pool, cudaStreamCaptureModeThreadLocal);
+    body();
     graph->capture_end();
   } catch (const std::exception& e) {
+    abandon_capture(graph, stream, pool);
     std::string reason = e.what();
     if (const auto eol = reason.find('\n'); eol != std::string::npos) reason.resize(eol);
     spdlog::warn(
@@ -143,8 +180,8 @@ struct CudaGraphStep::State {
   bool failed = false;
   std::optional<SideStream> stream;  // CUDA devices only
 #ifdef TRAINER_WITH_CUDA
-  std::unique_ptr<at::cuda::CUDAGraph> forward;    // A
-  std::unique_ptr<at::cuda::CUDAGraph> optimizer;  // B
+  std::unique_ptr<CapturedGraph> forward;    // A
+  std::unique_ptr<CapturedGraph> optimizer;  // B
 #endif
 
   explicit State(const c10::Device& d) : device(d) {}
