@@ -241,6 +241,19 @@ std::vector<at::Tensor> trained_update(const core::TrainConfig& config, int step
 }
 
 #ifdef TRAINER_WITH_CUDA
+// The first `n` training batches (mosaic on), across epochs when one has fewer.
+std::vector<data::Batch> first_batches(engine::TrainingContext& ctx, size_t n) {
+  std::vector<data::Batch> out;
+  for (int epoch = 0; out.size() < n; ++epoch) {
+    ctx.inputs.train_loader->start_epoch(epoch, /*mosaic=*/true);
+    while (auto b = ctx.inputs.train_loader->next()) {
+      out.push_back(*b);
+      if (out.size() == n) break;
+    }
+  }
+  return out;
+}
+
 // Counts LibTorch's sync-debug warnings ("called a synchronizing CUDA operation") in a scope.
 class SyncCounter : public c10::WarningHandler {
  public:
@@ -552,14 +565,7 @@ TEST_CASE("cuda: cuda_graph captures the step, replays it without syncs, and fol
     engine::TrainStep plain_step(plain);
     engine::TrainStep graph_step(graph);
     REQUIRE(graph_step.graph() != nullptr);
-    std::vector<data::Batch> batches;
-    for (int epoch = 0; batches.size() < 16; ++epoch) {
-      plain.inputs.train_loader->start_epoch(epoch, /*mosaic=*/true);
-      while (auto b = plain.inputs.train_loader->next()) {
-        batches.push_back(*b);
-        if (batches.size() == 16) break;
-      }
-    }
+    const std::vector<data::Batch> batches = first_batches(plain, 16);
     int replay_syncs = -1;
     for (int64_t ni = 0; ni < 10; ++ni) {
       plain_step.apply_schedule(ni);
@@ -617,15 +623,7 @@ TEST_CASE("cuda: cuda_graph 50-step loss trajectory and peak memory against the 
     config.run.name = arm == 1 ? "graph" : "eager";
     auto ctx = engine::build_training_context(config, options);
     load_smoke_weights(*ctx.net.model);
-    if (batches.empty()) {
-      for (int epoch = 0; static_cast<int64_t>(batches.size()) < kSteps; ++epoch) {
-        ctx.inputs.train_loader->start_epoch(epoch, /*mosaic=*/true);
-        while (auto b = ctx.inputs.train_loader->next()) {
-          batches.push_back(*b);
-          if (static_cast<int64_t>(batches.size()) == kSteps) break;
-        }
-      }
-    }
+    if (batches.empty()) batches = first_batches(ctx, static_cast<size_t>(kSteps));
     engine::synchronize(ctx.device);
     REQUIRE(bench::reset_peak_memory("cuda:0"));
     engine::TrainStep step(ctx);

@@ -90,22 +90,16 @@ void abandon_capture(std::unique_ptr<CapturedGraph>& graph, const c10::cuda::CUD
     namespace allocator = c10::cuda::CUDACachingAllocator;
     const c10::DeviceIndex device = stream.device_index();
     // Each step may find nothing to do (the capture failed before the pool was set up).
-    try {
-      allocator::endAllocateToPool(device, pool);
-    } catch (const std::exception&) {
-    }
-    try {
-      at::getHostAllocator(at::kCUDA)->end_allocate_to_pool(pool);
-    } catch (const std::exception&) {
-    }
-    try {
-      allocator::releasePool(device, pool);
-    } catch (const std::exception&) {
-    }
-    try {
-      at::getHostAllocator(at::kCUDA)->release_pool(pool);
-    } catch (const std::exception&) {
-    }
+    const auto best_effort = [](const auto& release) {
+      try {
+        release();
+      } catch (const std::exception&) {
+      }
+    };
+    best_effort([&] { allocator::endAllocateToPool(device, pool); });
+    best_effort([&] { at::getHostAllocator(at::kCUDA)->end_allocate_to_pool(pool); });
+    best_effort([&] { allocator::releasePool(device, pool); });
+    best_effort([&] { at::getHostAllocator(at::kCUDA)->release_pool(pool); });
   }
   c10::cuda::CUDACachingAllocator::emptyCache();
 }
