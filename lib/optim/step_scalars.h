@@ -4,13 +4,15 @@
 // Why: a graph replays its kernels with the arguments they were captured with, so a host double
 // passed as a Scalar would be frozen at its capture value. A slot is a device tensor at a fixed
 // address; the host writes the step's values into a staging buffer (pinned on CUDA) and one
-// non-blocking copy per step moves them all. The next write waits for that copy to have read the
-// buffer, so a pending copy never sees half-written values.
+// non-blocking copy per step moves them all. Two staging buffers take turns, so writing the next
+// step's values waits only for the copy before the last one (long done in a steady state) and the
+// host can run up to two steps ahead of the device; a pending copy never sees half-written values.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Event.h>
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,21 +26,25 @@ class StepScalars {
 
   // The 0-d fp64 slot `name` on the device (the same tensor, at the same address, every step).
   const at::Tensor& slot(const std::string& name) const;
-  // Writes `value` for the next upload() (waits first for the previous upload to have read).
+  // Writes `value` for the next upload(); a slot not set keeps the value it was last given.
   void set(const std::string& name, double value);
   // Copies every slot's value to the device: one copy, non-blocking on CUDA.
   void upload();
 
   const std::vector<std::string>& names() const { return names_; }
+  // Uploads so far (tests: which staging buffer is next is `uploads() % 2`).
+  int64_t uploads() const { return uploads_; }
 
  private:
   size_t index(const std::string& name) const;
 
   std::vector<std::string> names_;
-  at::Tensor host_;    // (n) fp64 staging, pinned on CUDA
+  std::array<at::Tensor, 2> staging_;  // (n) fp64 each, pinned on CUDA; `current_` is written
+  size_t current_ = 0;
   at::Tensor device_;  // (n) fp64
   std::vector<at::Tensor> slots_;
-  std::optional<c10::Event> uploaded_;  // CUDA: recorded after each copy
+  std::array<std::optional<c10::Event>, 2> read_;  // CUDA: recorded after the copy from each
+  int64_t uploads_ = 0;
 };
 
 }  // namespace trainer::optim

@@ -36,6 +36,7 @@
 #include "model/model_name.h"
 #include "model/postprocess.h"
 #include "model/yolo_model.h"
+#include "optim/step_scalars.h"
 #include "test_support.h"
 
 using namespace trainer;
@@ -715,5 +716,31 @@ TEST_CASE("cuda: CudaGraphStep replays what it captured, and a failed capture fa
     // The device still works for ordinary work after the abandoned capture.
     CHECK(torch::ones({8}, torch::TensorOptions().device(kCuda0)).sum().item<float>() == 8);
   }
+#endif
+}
+
+TEST_CASE("cuda: step scalars deliver every step's value while the host runs ahead of the device") {
+  // The staging buffers take turns: the host writes step k+1's values while step k's copy may
+  // still be queued behind slow device work. Each step queues a long matmul, then uploads lr = k
+  // and adds the slot to a running sum on the device, with no sync; a value overwritten before its
+  // copy read it (the race two buffers must prevent) would change the sum.
+  if (!cuda_ready()) return;
+#ifdef TRAINER_WITH_CUDA
+  optim::StepScalars scalars({"lr", "kept"}, kCuda0);
+  const auto options = torch::TensorOptions().dtype(torch::kDouble).device(kCuda0);
+  const auto sum = torch::zeros({}, options);
+  const auto kept_sum = torch::zeros({}, options);
+  const auto slow = torch::randn({2048, 2048}, torch::TensorOptions().device(kCuda0));
+  scalars.set("kept", 2.0);
+  constexpr int kSteps = 200;
+  for (int k = 0; k < kSteps; ++k) {
+    (void)torch::mm(slow, slow);  // keeps the device behind the host
+    scalars.set("lr", static_cast<double>(k));
+    scalars.upload();
+    sum.add_(scalars.slot("lr"));
+    kept_sum.add_(scalars.slot("kept"));
+  }
+  CHECK(sum.item<double>() == kSteps * (kSteps - 1) / 2.0);  // integers: exact in fp64
+  CHECK(kept_sum.item<double>() == 2.0 * kSteps);
 #endif
 }

@@ -133,6 +133,19 @@ TEST_CASE("step scalars: named 0-d device slots at fixed addresses, refilled by 
   CHECK(scalars.slot("lr").item<double>() == 0.01);  // not before the upload
   scalars.upload();
   CHECK(scalars.slot("lr").item<double>() == 0.005);
+  CHECK(scalars.slot("momentum").item<double>() == 0.9);  // not set: kept
+  CHECK(scalars.slot("lr").data_ptr() == address);
+  // The staging buffers take turns; each upload carries every value, set or kept, over uploads
+  // through both buffers.
+  for (int i = 0; i < 5; ++i) {
+    scalars.set("momentum", 0.5 + 0.1 * i);
+    scalars.upload();
+    CHECK(scalars.slot("lr").item<double>() == 0.005);
+    CHECK(scalars.slot("momentum").item<double>() == 0.5 + 0.1 * i);
+    scalars.upload();  // nothing set
+    CHECK(scalars.slot("momentum").item<double>() == 0.5 + 0.1 * i);
+  }
+  CHECK(scalars.uploads() == 12);
   CHECK(scalars.slot("lr").data_ptr() == address);
   CHECK(scalars.slot("lr").dim() == 0);
   CHECK_THROWS_AS(scalars.set("beta", 1.0), std::invalid_argument);
