@@ -26,6 +26,12 @@ const std::vector<double>& stage_values(const engine::StageTimes& s, const std::
   throw std::invalid_argument("unknown stage '" + name + "'");
 }
 
+const char* graph_stage_note() {
+  return "cuda_graph: each stage is a replay, so forward_loss, clip and ema are 0: backward is "
+         "forward + loss + backward (with the image copy into the static buffer) and optimizer is "
+         "clip + step + EMA; h2d is the targets' packing and copy";
+}
+
 Json interval_json(const engine::IntervalResult& timed, const engine::IntervalResult* breakdown,
                    const engine::IntervalOptions& options, const PeakMemory& peak,
                    const RunRecord& record) {
@@ -54,6 +60,8 @@ Json interval_json(const engine::IntervalResult& timed, const engine::IntervalRe
     }
     Json b;
     b["note"] = "separate run with a device sync at every stage edge; not the timed interval";
+    b["cuda_graph"] = breakdown->cuda_graph;
+    if (breakdown->cuda_graph) b["stage_note"] = graph_stage_note();
     b["interval_ms"] = summary_json(summarize(breakdown->intervals_ms));
     b["stages_ms"] = stages;
     b["sum_of_stage_medians_ms"] = stage_sum;
@@ -122,6 +130,9 @@ std::string interval_table(const Json& j) {
   if (!j["breakdown"].is_null()) {
     out += fmt::format("breakdown (separate synchronised run, interval median {:.2f} ms):\n",
                        j["breakdown"]["interval_ms"]["median"].get<double>());
+    if (j["breakdown"].contains("stage_note")) {
+      out += fmt::format("  ({})\n", j["breakdown"]["stage_note"].get<std::string>());
+    }
     for (const auto& name : stage_names()) {
       out += fmt::format("  {:<13} {:>10.3f} ms\n", name,
                          j["breakdown"]["stages_ms"][name]["median"].get<double>());

@@ -21,6 +21,9 @@ const std::vector<std::string>& stage_names();
 // name.
 const std::vector<double>& stage_values(const engine::StageTimes& stages, const std::string& name);
 
+// What the stages mean when the step is a replayed CUDA graph (the breakdown's "stage_note").
+const char* graph_stage_note();
+
 // `breakdown` may be null (--no-breakdown). Throws std::invalid_argument when `timed` has no
 // intervals or a breakdown stage is empty.
 Json interval_json(const engine::IntervalResult& timed, const engine::IntervalResult* breakdown,

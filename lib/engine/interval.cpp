@@ -53,6 +53,7 @@ IntervalResult measure_intervals(const core::TrainConfig& config, const Interval
   result.precision = ctx.bf16() ? "bf16" : "fp32";
   result.precision_reason = ctx.precision.reason;
   result.batches_per_epoch = ctx.batches_per_epoch();
+  result.cuda_graph = step.graph() != nullptr;
 
   const int total = options.warmup + options.measure;
   int done = 0;

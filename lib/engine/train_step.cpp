@@ -88,7 +88,7 @@ loss::GtTargets TrainStep::prepare_static(const loss::LossTargets& targets, int6
 
 void TrainStep::run(const data::Batch& batch, int64_t ni, StageClock* clock) {
   if (graph_) {
-    run_graphed(batch, ni);
+    run_graphed(batch, ni, clock);
     return;
   }
   auto images = data::images_to_device(batch.images, ctx_.device, torch::kFloat,
@@ -151,12 +151,13 @@ void TrainStep::forward_backward(const at::Tensor& images, const loss::LossTarge
   non_finite_.logical_or_(torch::isfinite(result.total.detach()).logical_not());
 }
 
-void TrainStep::run_graphed(const data::Batch& batch, int64_t ni) {
+void TrainStep::run_graphed(const data::Batch& batch, int64_t ni, StageClock* clock) {
   const loss::LossTargets targets{batch.labels, batch.keypoints, batch.rboxes, batch.masks,
                                   batch.overlap_masks};
   // batch.images is the loader's (B, 3, H, W) uint8 view.
   const loss::GtTargets prepared =
       prepare_static(targets, batch.images.size(0), batch.images.size(2), batch.images.size(3));
+  if (clock) clock->mark("h2d");
   const auto format = model_memory_format(ctx_.config, ctx_.device);
   // A fault-injection batch multiplies by a host NaN: eager, so no graph keeps it.
   graph_->accumulate(
@@ -166,6 +167,8 @@ void TrainStep::run_graphed(const data::Batch& batch, int64_t ni) {
                          static_targets, nullptr);
       },
       /*eager=*/poison_next_);
+  // One replay: the image copy into the static buffer, forward, loss and backward.
+  if (clock) clock->mark("backward");
   ++batches_;
   last_instances_ = batch.labels.size(0);
   if (ni - last_opt_step_ >= accumulate_) {
@@ -178,6 +181,8 @@ void TrainStep::run_graphed(const data::Batch& batch, int64_t ni) {
           ema_weight_->upload();
         },
         [&] { graphed_optimizer_body(); });
+    // One replay: clip, the optimizer step and the EMA update.
+    if (clock) clock->mark("optimizer");
     optimizer.count_step();
     ema.count_update();
     last_grad_norm_ = grad_norm_;

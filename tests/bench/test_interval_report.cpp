@@ -76,6 +76,16 @@ TEST_CASE("interval JSON: summary, raw intervals, breakdown medians, peak memory
   const std::string table = interval_table(j);
   CHECK(table.find("median 25.00 ms (min 10.00, max 40.00)") != std::string::npos);
   CHECK(table.find("optimizer") != std::string::npos);
+  CHECK(j["breakdown"]["cuda_graph"] == false);
+  CHECK_FALSE(j["breakdown"].contains("stage_note"));
+
+  // A replayed step: the same stages, with a note saying which replay each holds.
+  auto graphed = hand_made(true);
+  graphed.cuda_graph = true;
+  const Json g = interval_json(timed, &graphed, options, peak, record());
+  CHECK(g["breakdown"]["cuda_graph"] == true);
+  CHECK(g["breakdown"]["stage_note"] == graph_stage_note());
+  CHECK(interval_table(g).find(graph_stage_note()) != std::string::npos);
 }
 
 TEST_CASE("interval JSON without breakdown, and the schema check names what is missing") {

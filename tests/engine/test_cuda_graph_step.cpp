@@ -208,3 +208,22 @@ TEST_CASE("cuda_graph: running sums stay where they are and a poisoned batch is 
   step.state_replaced("test");
   CHECK(step.graph()->eager_batches() == 0);
 }
+
+TEST_CASE("cuda_graph: the breakdown clock sees the replays as h2d, backward and optimizer") {
+  struct Recorder : engine::StageClock {
+    std::vector<std::string> marks;
+    void mark(const char* stage) override { marks.emplace_back(stage); }
+  };
+  TempDir dir;
+  engine::TrainingContext graph = context_of(graph_config(dir.path(), "MuSGD", 4));
+  graph.config.run.cuda_graph = true;
+  engine::TrainStep step(graph);
+  graph.inputs.train_loader->start_epoch(0, true);
+  auto batch = graph.inputs.train_loader->next();
+  REQUIRE(batch.has_value());
+  Recorder clock;
+  step.apply_schedule(0);
+  REQUIRE(step.accumulate() == 1);  // nbs 4 = the batch: a step after every batch
+  step.run(*batch, 0, &clock);
+  CHECK(clock.marks == std::vector<std::string>{"h2d", "backward", "optimizer"});
+}
