@@ -7,6 +7,7 @@
 
 #include "loss/positive_slots.h"
 #include "loss/segment_assigner.h"
+#include "loss/slot_mask_loss.h"
 #include "model/mask_ops.h"
 
 namespace trainer::loss {
@@ -227,7 +228,7 @@ std::array<at::Tensor, 2> SegmentHeadLoss::static_mask_terms(const HeadPredictio
                                                              const GtTargets& gt,
                                                              const MaskTargets& targets) const {
   const auto& options = head_.assigner().options();
-  const int64_t bs = mp.protos.size(0), na = a.fg_mask.size(1), m = gt.labels.size(1);
+  const int64_t na = a.fg_mask.size(1), m = gt.labels.size(1);
   const int64_t ph = mp.protos.size(2), pw = mp.protos.size(3);
   const auto& masks = targets.masks;
   const int64_t mh = masks.size(-2), mw = masks.size(-1);
@@ -237,30 +238,27 @@ std::array<at::Tensor, 2> SegmentHeadLoss::static_mask_terms(const HeadPredictio
   // The positives in a fixed number of slots per image; fillers weigh 0.
   const auto slots =
       positive_slots(a.fg_mask, positive_capacity(na, m, options.topk, options.topk2));
-  const int64_t capacity = slots.anchor.size(1);
   const auto gt_row = a.target_gt_idx.gather(1, slots.anchor);  // (B, P)
-  const auto gt_mask =
-      (targets.overlap ? masks.unsqueeze(1).eq((gt_row + 1).view({bs, capacity, 1, 1}))
-                       : gather_slots(masks, gt_row))
-          .to(at::kFloat);                                                // (B, P, h, w)
-  const auto coefficients = gather_slots(mp.coefficients, slots.anchor);  // (B, P, nm)
-  const auto logits = at::bmm(coefficients, protos.flatten(2)).view({bs, capacity, mh, mw});
   // The target box of each slot, normalised by the input size (scalars: no host tensor).
   const auto box = gather_slots(a.target_bboxes, slots.anchor);  // (B, P, 4) input pixels
   const auto x1 = box.select(-1, 0) / p.image_w, y1 = box.select(-1, 1) / p.image_h;
   const auto x2 = box.select(-1, 2) / p.image_w, y2 = box.select(-1, 3) / p.image_h;
   const auto filled = slots.weight.gt(0);
   const auto area = at::where(filled, (x2 - x1) * (y2 - y1), at::ones({}, box.options()));
-  const auto mask_boxes = at::stack({x1 * static_cast<double>(mw), y1 * static_cast<double>(mh),
-                                     x2 * static_cast<double>(mw), y2 * static_cast<double>(mh)},
-                                    -1);
-  const auto bce =
-      at::binary_cross_entropy_with_logits(logits, gt_mask, {}, {}, at::Reduction::None);
-  const auto cropped =
-      model::crop_mask(bce.flatten(0, 1), mask_boxes.flatten(0, 1)).view({bs, capacity, mh, mw});
-  const auto per_slot = cropped.mean({2, 3}) / area;  // (B, P)
+  SlotMaskInputs in;
+  in.coefficients = gather_slots(mp.coefficients, slots.anchor);  // (B, P, nm)
+  in.protos = protos;
+  in.masks = masks;
+  in.overlap = targets.overlap;
+  in.gt_row = gt_row;
+  in.boxes = at::stack({x1 * static_cast<double>(mw), y1 * static_cast<double>(mh),
+                        x2 * static_cast<double>(mw), y2 * static_cast<double>(mh)},
+                       -1);
+  in.weight = slots.weight / area;
+  // Chunked with recomputation (slot_mask_loss.h): (B, P, h, w) is GBs at 640 px.
+  const auto weighted_sum = slot_mask_loss(in);
   std::array<at::Tensor, 2> terms;
-  terms[0] = (per_slot * slots.weight).sum() / slots.positives;
+  terms[0] = weighted_sum / slots.positives;
   if (mp.semantic.defined()) {
     const auto target =
         targets.semantic_target.defined()
