@@ -35,26 +35,31 @@ const at::Tensor& StepScalars::slot(const std::string& name) const {
   return slots_[index(name)];
 }
 
+void StepScalars::refill() {
+  if (!refill_pending_) return;
+  if (read_[current_].has_value()) read_[current_]->synchronize();  // copy k-1 read it
+  std::memcpy(staging_[current_].data_ptr<double>(), staging_[1 - current_].data_ptr<double>(),
+              sizeof(double) * names_.size());
+  refill_pending_ = false;
+}
+
 void StepScalars::set(const std::string& name, double value) {
-  staging_[current_].data_ptr<double>()[index(name)] = value;
+  const size_t i = index(name);
+  refill();
+  staging_[current_].data_ptr<double>()[i] = value;
 }
 
 void StepScalars::upload() {
-  const at::Tensor& from = staging_[current_];
+  refill();  // an upload with nothing set repeats the last values
   const bool cuda = read_[current_].has_value();
-  device_.copy_(from, /*non_blocking=*/cuda);
+  device_.copy_(staging_[current_], /*non_blocking=*/cuda);
   if (cuda) {
     const c10::impl::VirtualGuardImpl guard(device_.device().type());
     read_[current_]->record(guard.getStream(device_.device()));
   }
   ++uploads_;
-  // The other buffer becomes the one written. Its last copy (the upload before this one) must
-  // have read it first; then it starts from these values, so an unset slot keeps its value.
-  const size_t next = 1 - current_;
-  if (read_[next].has_value()) read_[next]->synchronize();
-  std::memcpy(staging_[next].data_ptr<double>(), from.data_ptr<double>(),
-              sizeof(double) * names_.size());
-  current_ = next;
+  current_ = 1 - current_;  // written next; refilled (after a wait) at its first write
+  refill_pending_ = true;
 }
 
 }  // namespace trainer::optim

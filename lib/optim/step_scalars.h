@@ -4,9 +4,11 @@
 // Why: a graph replays its kernels with the arguments they were captured with, so a host double
 // passed as a Scalar would be frozen at its capture value. A slot is a device tensor at a fixed
 // address; the host writes the step's values into a staging buffer (pinned on CUDA) and one
-// non-blocking copy per step moves them all. Two staging buffers take turns, so writing the next
-// step's values waits only for the copy before the last one (long done in a steady state) and the
-// host can run up to two steps ahead of the device; a pending copy never sees half-written values.
+// non-blocking copy per step moves them all. Two staging buffers take turns: after upload k the
+// other buffer is written next, and the first write to it (step k+1's) waits for copy k-1, its
+// last reader, then takes over copy k's values (a host read, safe while copy k is in flight). So
+// the host can queue two steps ahead of the device, and a pending copy never sees half-written
+// values.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -37,6 +39,9 @@ class StepScalars {
 
  private:
   size_t index(const std::string& name) const;
+  // Before the first write after an upload: wait for the written buffer's last copy, then fill it
+  // with the values just uploaded.
+  void refill();
 
   std::vector<std::string> names_;
   std::array<at::Tensor, 2> staging_;  // (n) fp64 each, pinned on CUDA; `current_` is written
@@ -45,6 +50,7 @@ class StepScalars {
   std::vector<at::Tensor> slots_;
   std::array<std::optional<c10::Event>, 2> read_;  // CUDA: recorded after the copy from each
   int64_t uploads_ = 0;
+  bool refill_pending_ = false;
 };
 
 }  // namespace trainer::optim

@@ -19,6 +19,8 @@
 #include <string>
 
 #ifdef TRAINER_WITH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/Sleep.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #endif
@@ -27,6 +29,7 @@
 #include "core/autocast_guard.h"
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/device/device.h"
+#include "engine/interval.h"
 #include "engine/static_step/cuda_graph_step.h"
 #include "engine/train_step.h"
 #include "engine/trainer.h"
@@ -742,5 +745,45 @@ TEST_CASE("cuda: step scalars deliver every step's value while the host runs ahe
   }
   CHECK(sum.item<double>() == kSteps * (kSteps - 1) / 2.0);  // integers: exact in fp64
   CHECK(kept_sum.item<double>() == 2.0 * kSteps);
+
+  // How far ahead: behind a device busy for about a second, two steps' values are written and
+  // queued without waiting (the stream is still busy after them); the third step's first write
+  // waits for the first step's copy, so the device has finished the sleep by then.
+  optim::StepScalars ahead({"lr"}, kCuda0);
+  at::cuda::sleep(int64_t{2'000'000'000});  // about a second at 2 GHz
+  at::cuda::CUDAEvent slept;
+  slept.record(c10::cuda::getCurrentCUDAStream());
+  for (int k = 0; k < 2; ++k) {
+    ahead.set("lr", static_cast<double>(k));
+    ahead.upload();
+  }
+  CHECK_FALSE(slept.query());  // still sleeping: the host waited for no copy
+  ahead.set("lr", 2.0);        // waits for the first copy, queued after the sleep
+  CHECK(slept.query());
+  engine::synchronize(kCuda0);
+  CHECK(ahead.slot("lr").item<double>() == 1.0);
+#endif
+}
+
+TEST_CASE("cuda: bench interval's breakdown under cuda_graph times the replays and says so") {
+  if (!cuda_ready()) return;
+#ifdef TRAINER_WITH_CUDA
+  test::TempDir dir;
+  auto config = tiny_config(dir.path(), "0", core::Precision::kBF16);
+  config.run.static_shapes = true;
+  config.run.cuda_graph = true;
+  config.data.max_instances = 12;
+  engine::IntervalOptions options;
+  options.warmup = 4;  // 3 eager warm-up batches and the capture
+  options.measure = 3;
+  options.breakdown = true;
+  const engine::IntervalResult result = engine::measure_intervals(config, options);
+  CHECK(result.cuda_graph);
+  REQUIRE(result.stages.backward.size() == 3);
+  for (size_t i = 0; i < 3; ++i) {
+    CHECK(result.stages.forward_loss[i] == 0.0);  // inside the backward replay
+    CHECK(result.stages.clip[i] == 0.0);          // inside the optimizer replay
+    CHECK(result.stages.backward[i] > 0.0);
+  }
 #endif
 }
