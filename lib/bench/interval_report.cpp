@@ -28,8 +28,9 @@ const std::vector<double>& stage_values(const engine::StageTimes& s, const std::
 
 const char* graph_stage_note() {
   return "cuda_graph: each stage is a replay, so forward_loss, clip and ema are 0: backward is "
-         "forward + loss + backward (with the image copy into the static buffer) and optimizer is "
-         "clip + step + EMA; h2d is the targets' packing and copy";
+         "forward + loss + backward (with the batch's copy into the static buffers) and optimizer "
+         "is clip + step + EMA; h2d is the targets' packing and host-to-device copy. The first 4 "
+         "batches (3 warm-up, 1 capture) run eagerly: a warmup of at least 4 keeps them out";
 }
 
 Json interval_json(const engine::IntervalResult& timed, const engine::IntervalResult* breakdown,

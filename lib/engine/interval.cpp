@@ -7,6 +7,7 @@
 
 #include "data/loader_options.h"
 #include "engine/device/device.h"
+#include "engine/static_step/cuda_graph_step.h"
 #include "engine/train_step.h"
 #include "engine/training_context.h"
 
@@ -53,7 +54,6 @@ IntervalResult measure_intervals(const core::TrainConfig& config, const Interval
   result.precision = ctx.bf16() ? "bf16" : "fp32";
   result.precision_reason = ctx.precision.reason;
   result.batches_per_epoch = ctx.batches_per_epoch();
-  result.cuda_graph = step.graph() != nullptr;
 
   const int total = options.warmup + options.measure;
   int done = 0;
@@ -93,6 +93,9 @@ IntervalResult measure_intervals(const core::TrainConfig& config, const Interval
     }
     ++epoch;
   }
+  // Replays, not an eager fallback (a failed capture, or the graph-ready path on a CPU).
+  const CudaGraphStep* graph = step.graph();
+  result.cuda_graph = graph != nullptr && graph->captures() > 0 && !graph->fell_back();
   return result;
 }
 

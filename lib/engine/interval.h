@@ -38,8 +38,9 @@ struct IntervalResult {
   std::string precision;             // "bf16" / "fp32": `precision` resolved (auto included)
   std::string precision_reason;      // why (engine/precision/precision_choice.h)
   int64_t batches_per_epoch = 0;
-  // run.cuda_graph: the stages are replays (see TrainStep::run_graphed): forward_loss, clip and
-  // ema are 0, their time is in backward and optimizer.
+  // run.cuda_graph and the step was captured and replayed (not fallen back to eager): the stages
+  // are replays (see TrainStep::run_graphed): forward_loss, clip and ema are 0, their time is in
+  // backward and optimizer.
   bool cuda_graph = false;
 };
 

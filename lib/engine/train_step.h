@@ -83,7 +83,8 @@ class TrainStep {
   void forward_backward(const at::Tensor& images, const loss::LossTargets& targets,
                         const loss::GtTargets& prepared, StageClock* clock);
   // cuda_graph: the breakdown's stages are the replays ("h2d": the targets' packing and copy;
-  // "backward": forward, loss and backward; "optimizer": clip, step and EMA).
+  // "backward": the batch's copy into the static buffers, forward, loss and backward;
+  // "optimizer": clip, step and EMA).
   void run_graphed(const data::Batch& batch, int64_t ni, StageClock* clock);
   void optimizer_step(StageClock* clock);
   // cuda_graph: clip, capturable step, gradients zeroed in place, EMA by its weight slot.

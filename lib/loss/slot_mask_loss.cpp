@@ -27,17 +27,17 @@ struct Chunk {
   at::Tensor inside;  // (B, c, h, w) fp32 0/1: the slot's box
 };
 
-// One chunk's logits (matmul in `mm_dtype`, autocast off so forward and backward agree), target
-// masks and crop.
-Chunk chunk_terms(const at::Tensor& coefficients, const at::Tensor& protos, const at::Tensor& masks,
-                  bool overlap, const at::Tensor& gt_row, const at::Tensor& boxes,
-                  at::ScalarType mm_dtype) {
+// One chunk's logits (the matmul in `protos_flat`'s dtype with autocast off, so forward and
+// backward agree), target masks and crop. protos_flat: (B, nm, h * w), cast once per pass.
+Chunk chunk_terms(const at::Tensor& coefficients, const at::Tensor& protos_flat, int64_t h,
+                  int64_t w, const at::Tensor& masks, bool overlap, const at::Tensor& gt_row,
+                  const at::Tensor& boxes) {
   const int64_t bs = coefficients.size(0), c = coefficients.size(1);
-  const int64_t h = protos.size(2), w = protos.size(3);
   Chunk out;
   {
-    const core::AutocastGuard off(protos.device().type(), mm_dtype, /*enabled=*/false);
-    out.logits = at::bmm(coefficients.to(mm_dtype), protos.to(mm_dtype).flatten(2))
+    const core::AutocastGuard off(protos_flat.device().type(), protos_flat.scalar_type(),
+                                  /*enabled=*/false);
+    out.logits = at::bmm(coefficients.to(protos_flat.scalar_type()), protos_flat)
                      .view({bs, c, h, w})
                      .to(at::kFloat);
   }
@@ -64,13 +64,14 @@ struct SlotMaskLossFunction : torch::autograd::Function<SlotMaskLossFunction> {
         at::autocast::is_autocast_enabled(device)
             ? at::autocast::get_autocast_dtype(device)
             : at::promote_types(coefficients.scalar_type(), protos.scalar_type());
-    const int64_t slots = coefficients.size(1);
-    const double pixels = static_cast<double>(protos.size(2) * protos.size(3));
+    const int64_t slots = coefficients.size(1), h = protos.size(2), w = protos.size(3);
+    const double pixels = static_cast<double>(h * w);
+    const at::Tensor protos_flat = protos.to(mm_dtype).flatten(2);  // (B, nm, hw)
     at::Tensor total = at::zeros({}, weight.options().dtype(at::kFloat));
     for (int64_t start = 0; start < slots; start += chunk) {
       const int64_t n = std::min(chunk, slots - start);
-      const Chunk t = chunk_terms(coefficients.narrow(1, start, n), protos, masks, overlap,
-                                  gt_row.narrow(1, start, n), boxes.narrow(1, start, n), mm_dtype);
+      const Chunk t = chunk_terms(coefficients.narrow(1, start, n), protos_flat, h, w, masks,
+                                  overlap, gt_row.narrow(1, start, n), boxes.narrow(1, start, n));
       const auto bce =
           at::binary_cross_entropy_with_logits(t.logits, t.target, {}, {}, at::Reduction::None);
       const auto per_slot = (bce * t.inside).sum({2, 3}) / pixels;  // (B, n)
@@ -91,31 +92,39 @@ struct SlotMaskLossFunction : torch::autograd::Function<SlotMaskLossFunction> {
     const int64_t chunk = ctx->saved_data["chunk"].toInt();
     const auto mm_dtype = static_cast<at::ScalarType>(ctx->saved_data["mm_dtype"].toInt());
     const int64_t bs = protos.size(0), nm = protos.size(1), slots = coefficients.size(1);
-    const double pixels = static_cast<double>(protos.size(2) * protos.size(3));
+    const int64_t h = protos.size(2), w = protos.size(3);
+    const double pixels = static_cast<double>(h * w);
+    const bool want_protos = ctx->needs_input_grad(1);
     const at::Tensor g = grads[0].to(at::kFloat);                   // 0-d
     const at::Tensor protos_flat = protos.to(mm_dtype).flatten(2);  // (B, nm, hw)
     at::Tensor grad_coefficients = at::empty_like(coefficients);
     at::Tensor grad_protos =
-        at::zeros({bs, nm, protos_flat.size(2)}, protos.options().dtype(at::kFloat));
+        want_protos ? at::zeros({bs, nm, h * w}, protos.options().dtype(at::kFloat)) : at::Tensor();
     const core::AutocastGuard off(protos.device().type(), mm_dtype, /*enabled=*/false);
     for (int64_t start = 0; start < slots; start += chunk) {
       const int64_t n = std::min(chunk, slots - start);
       const at::Tensor coef = coefficients.narrow(1, start, n);
-      const Chunk t = chunk_terms(coef, protos, masks, overlap, gt_row.narrow(1, start, n),
-                                  boxes.narrow(1, start, n), mm_dtype);
+      const Chunk t = chunk_terms(coef, protos_flat, h, w, masks, overlap,
+                                  gt_row.narrow(1, start, n), boxes.narrow(1, start, n));
       const auto scale =
           (weight.narrow(1, start, n).to(at::kFloat) * (g / pixels)).view({bs, n, 1, 1});
       const auto d_logits = ((t.logits.sigmoid() - t.target) * t.inside * scale)
                                 .flatten(2)
                                 .to(mm_dtype);  // (B, n, hw)
       grad_coefficients.narrow(1, start, n)
-          .copy_(at::bmm(d_logits, protos_flat.transpose(1, 2)));              // (B, n, nm)
-      grad_protos.add_(at::bmm(coef.to(mm_dtype).transpose(1, 2), d_logits));  // (B, nm, hw)
+          .copy_(at::bmm(d_logits, protos_flat.transpose(1, 2)));  // (B, n, nm)
+      if (want_protos) {
+        grad_protos.add_(at::bmm(coef.to(mm_dtype).transpose(1, 2), d_logits));  // (B, nm, hw)
+      }
     }
-    return {grad_coefficients, grad_protos.view(protos.sizes()).to(protos.scalar_type()),
-            at::Tensor(),      at::Tensor(),
-            at::Tensor(),      at::Tensor(),
-            at::Tensor(),      at::Tensor()};
+    return {grad_coefficients,
+            want_protos ? grad_protos.view(protos.sizes()).to(protos.scalar_type()) : at::Tensor(),
+            at::Tensor(),
+            at::Tensor(),
+            at::Tensor(),
+            at::Tensor(),
+            at::Tensor(),
+            at::Tensor()};
   }
 };
 

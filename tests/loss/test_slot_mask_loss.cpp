@@ -84,16 +84,26 @@ TEST_CASE("slot mask loss: value and gradients equal the composed ops, any chunk
       CHECK(rel(got.grad_coefficients, want.grad_coefficients) < 1e-6);
       CHECK(rel(got.grad_protos, want.grad_protos) < 1e-6);
     }
+    // Prototypes without a gradient (backward skips their matmul): the same coefficient gradient.
+    const Result frozen = run(in, [](SlotMaskInputs x) {
+      x.protos = x.protos.detach();
+      return slot_mask_loss(x, 3);
+    });
+    CHECK(rel(frozen.grad_coefficients, want.grad_coefficients) < 1e-6);
+    CHECK_FALSE(frozen.grad_protos.defined());
   }
 }
 
 TEST_CASE("slot mask loss: fillers and the empty box give no gradient; no slot gives 0") {
   auto in = random_inputs(true, 9);
+  in.boxes.index_put_({1, 4}, torch::tensor({1.0, 1.0, 8.0, 7.0}));
   in.weight = torch::zeros({kB, kP});
   in.weight.index_put_({1, 4}, 0.5);
+  in.weight.index_put_({0, 1}, 0.7);  // weighted, but its box is empty (x2 < x1)
   const Result got = run(in, [](const SlotMaskInputs& x) { return slot_mask_loss(x, 2); });
   const auto per_slot = got.grad_coefficients.abs().sum(-1);  // (B, P)
   CHECK(per_slot.index({1, 4}).item<double>() > 0.0);
+  CHECK(per_slot.index({0, 1}).item<double>() == 0.0);
   CHECK(per_slot.sum().item<double>() == per_slot.index({1, 4}).item<double>());
 
   SlotMaskInputs none = in;
@@ -104,6 +114,36 @@ TEST_CASE("slot mask loss: fillers and the empty box give no gradient; no slot g
   const Result empty = run(none, [](const SlotMaskInputs& x) { return slot_mask_loss(x); });
   CHECK(empty.value.item<double>() == 0.0);
   CHECK(empty.grad_protos.abs().sum().item<double>() == 0.0);
+}
+
+TEST_CASE("slot mask loss: prototypes upsampled from a channels-last tensor get their gradient") {
+  // As in the static step: the prototypes upsampled to the masks' size; the gradient reaches the
+  // smaller tensor through the upsampling, for a channels-last input too.
+  const auto in = random_inputs(false, 13);
+  torch::manual_seed(14);
+  const auto small = torch::randn({kB, kNm, 5, 6});
+  for (const bool channels_last : {false, true}) {
+    CAPTURE(channels_last);
+    const auto leaf_of = [&] {
+      auto t = channels_last ? small.contiguous(at::MemoryFormat::ChannelsLast) : small.clone();
+      return t.requires_grad_();
+    };
+    const auto through = [&](auto loss, const at::Tensor& leaf) {
+      return run(in, [&](SlotMaskInputs x) {
+        x.protos = at::upsample_bilinear2d(leaf, {kH, kW}, false);
+        return loss(x);
+      });
+    };
+    const auto want_leaf = leaf_of(), got_leaf = leaf_of();
+    const Result want = through(composed, want_leaf);
+    const Result got =
+        through([](const SlotMaskInputs& x) { return slot_mask_loss(x, 4); }, got_leaf);
+    CHECK(rel(got.value, want.value) < 1e-6);
+    CHECK(rel(got.grad_coefficients, want.grad_coefficients) < 1e-6);
+    REQUIRE(got_leaf.grad().defined());
+    CHECK(rel(got_leaf.grad(), want_leaf.grad()) < 1e-6);
+    CHECK_FALSE(got.grad_protos.defined());  // x.protos is not a leaf of `run`'s
+  }
 }
 
 TEST_CASE("slot mask loss under BF16 autocast follows the composed ops under autocast") {
