@@ -94,7 +94,7 @@ TEST_CASE("slot mask loss: value and gradients equal the composed ops, any chunk
   }
 }
 
-TEST_CASE("slot mask loss: fillers and the empty box give no gradient; no slot gives 0") {
+TEST_CASE("slot mask loss: fillers and the empty box give no gradient, no slot gives 0") {
   auto in = random_inputs(true, 9);
   in.boxes.index_put_({1, 4}, torch::tensor({1.0, 1.0, 8.0, 7.0}));
   in.weight = torch::zeros({kB, kP});
