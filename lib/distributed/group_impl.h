@@ -1,5 +1,5 @@
 // lib/distributed internal: the c10d objects behind a Group (only lib/distributed's sources include
-// this).
+// this). group.cpp makes and uses them; peer_health.cpp runs the heartbeat and explains failures.
 #pragma once
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
@@ -62,6 +62,13 @@ std::string job_name();
 // The records of `job` in `store` (the agent's, or an in-process test store).
 std::shared_ptr<JobRecords> job_records_in(const c10::intrusive_ptr<c10d::Store>& store,
                                            const std::string& job, int attempt);
+
+// The store key of `rank`'s heartbeat.
+std::string heartbeat_key(int rank);
+
+// Beats every `interval` until stopped, on a detached thread; a store that fails ends the beating
+// quietly (the rank's own collectives report the failure). Stopped by Group::Impl's destructor.
+void start_heartbeat(std::shared_ptr<Heartbeat> heartbeat, int rank);
 
 // What the peers' heartbeats say after a failed wait: which ranks stopped beating (killed,
 // stopped or frozen), which are behind this rank in collectives, or that the store itself does not
