@@ -1,9 +1,7 @@
-// See restricted_unpickler.h. The opcodes are those of protocols 0..5 as Python's pickletools
-// lists them; the ones that only a hostile or a foreign file would use (PERSID text ids, EXT
-// registries, INST/OBJ, out-of-band buffers, unicode escapes) are refused.
+// See restricted_unpickler.h. What the opcodes (pickle_opcodes.cpp) hand over to: the integers of
+// text and LONG opcodes, GLOBAL against the allow-list, REDUCE/NEWOBJ of an allowed class as an
+// inert record, tensors rebuilt as checked views on persistent-id storages, and the document.
 #include "model/restricted_unpickler.h"
-
-#include "model/pickle_allow_list.h"
 
 #include <fmt/format.h>
 
@@ -14,14 +12,10 @@
 #include <optional>
 #include <unordered_map>
 
-namespace trainer::model {
-namespace {
+#include "model/pickle_allow_list.h"
+#include "model/pickle_machine.h"
 
-uint64_t little_endian(const unsigned char* p, size_t n) {
-  uint64_t v = 0;
-  for (size_t i = n; i-- > 0;) v = (v << 8) | p[i];
-  return v;
-}
+namespace trainer::model {
 
 // A name from the file as a message may show it: control bytes replaced, at most 80 characters.
 std::string printable(std::string_view text) {
@@ -32,114 +26,7 @@ std::string printable(std::string_view text) {
   return text.size() > out.size() ? out + "..." : out;
 }
 
-class Machine {
- public:
-  Machine(const unsigned char* data, size_t size) : data_(data), size_(size) {}
-  PickleDocument run();
-
- private:
-  [[noreturn]] void fail(const std::string& what) const {
-    throw PickleError(fmt::format("pickle {} at byte {}", what, op_pos_));
-  }
-  PyValue* make(PyKind kind) {
-    if (doc_.values.size() >= kMaxPickleValues) {
-      fail(fmt::format("builds more than {} values (no model checkpoint needs that many)",
-                       kMaxPickleValues));
-    }
-    PyValue& v = doc_.values.emplace_back();
-    v.kind = kind;
-    return &v;
-  }
-  void push(PyValue* v) { stack_.push_back(v); }
-  PyValue* pop() {
-    if (stack_.size() <= floor()) fail("pops an empty stack");
-    PyValue* v = stack_.back();
-    stack_.pop_back();
-    return v;
-  }
-  PyValue* top() const {
-    if (stack_.size() <= floor()) fail("reads an empty stack");
-    return stack_.back();
-  }
-  size_t floor() const { return marks_.empty() ? 0 : marks_.back(); }
-  // The values above the latest MARK, which is removed.
-  std::vector<PyValue*> pop_to_mark() {
-    if (marks_.empty()) fail("closes a MARK it never opened");
-    const size_t start = marks_.back();
-    marks_.pop_back();
-    std::vector<PyValue*> out(stack_.begin() + static_cast<std::ptrdiff_t>(start), stack_.end());
-    stack_.resize(start);
-    return out;
-  }
-  // Opcode arguments.
-  const unsigned char* take(size_t n) {
-    if (size_ - at_ < n) fail("ends inside an opcode");
-    const unsigned char* p = data_ + at_;
-    at_ += n;
-    return p;
-  }
-  std::string_view take_counted(size_t count_bytes) {
-    const uint64_t n = little_endian(take(count_bytes), count_bytes);
-    if (n > size_ - at_) {
-      throw PickleError(fmt::format("pickle declares {} bytes at byte {} but has {} left", n,
-                                    op_pos_, size_ - at_));
-    }
-    return {reinterpret_cast<const char*>(take(static_cast<size_t>(n))), static_cast<size_t>(n)};
-  }
-  std::string_view take_line() {
-    const void* end = std::memchr(data_ + at_, '\n', size_ - at_);
-    if (end == nullptr) fail("ends inside a text argument");
-    const auto n = static_cast<size_t>(static_cast<const unsigned char*>(end) - (data_ + at_));
-    std::string_view line(reinterpret_cast<const char*>(data_ + at_), n);
-    at_ += n + 1;
-    return line;
-  }
-
-  PyValue* integer(int64_t v) {
-    PyValue* p = make(PyKind::kInt);
-    p->integer = v;
-    return p;
-  }
-  PyValue* text(PyKind kind, std::string_view s) {
-    PyValue* p = make(kind);
-    p->text = std::string(s);
-    return p;
-  }
-  PyValue* sequence(PyKind kind, std::vector<PyValue*> items) {
-    PyValue* p = make(kind);
-    p->items = std::move(items);
-    return p;
-  }
-  int64_t text_integer(std::string_view line);
-  int64_t long_integer(std::string_view bytes);
-  void global(std::string_view module, std::string_view name);
-  void reduce();
-  PyValue* call(const PyValue& callee, const PyValue& args);
-  PyValue* rebuild_tensor(const PyValue& args);
-  void persistent_id();
-  void set_items(PyValue* target, const std::vector<PyValue*>& flat);
-  void append_items(PyValue* target, const std::vector<PyValue*>& items);
-  void memo_put(uint64_t index) { memo_[index] = top(); }
-  void memo_get(uint64_t index) {
-    const auto it = memo_.find(index);
-    if (it == memo_.end()) fail(fmt::format("reads memo entry {} before writing it", index));
-    push(it->second);
-  }
-  void step(unsigned char op);
-
-  const unsigned char* data_;
-  size_t size_;
-  size_t at_ = 0;
-  size_t op_pos_ = 0;
-  bool stopped_ = false;
-  PickleDocument doc_;
-  std::vector<PyValue*> stack_;
-  std::vector<size_t> marks_;
-  std::unordered_map<uint64_t, PyValue*> memo_;
-  std::unordered_map<const PyValue*, PickleCallable> callables_;  // the kGlobal values made so far
-};
-
-int64_t Machine::text_integer(std::string_view line) {
+int64_t PickleMachine::text_integer(std::string_view line) {
   std::string s(line);
   if (!s.empty() && s.back() == 'L') s.pop_back();  // LONG's suffix
   errno = 0;
@@ -151,7 +38,7 @@ int64_t Machine::text_integer(std::string_view line) {
   return v;
 }
 
-int64_t Machine::long_integer(std::string_view bytes) {
+int64_t PickleMachine::long_integer(std::string_view bytes) {
   if (bytes.size() > 8) fail("has an integer wider than 64 bits");
   const auto p = reinterpret_cast<const unsigned char*>(bytes.data());
   uint64_t v = little_endian(p, bytes.size());
@@ -161,7 +48,7 @@ int64_t Machine::long_integer(std::string_view bytes) {
   return static_cast<int64_t>(v);
 }
 
-void Machine::global(std::string_view module, std::string_view name) {
+void PickleMachine::global(std::string_view module, std::string_view name) {
   const std::string_view canonical = canonical_module(module);
   const auto callable = allowed_global(canonical, name);
   if (!callable) {
@@ -174,7 +61,7 @@ void Machine::global(std::string_view module, std::string_view name) {
   push(g);
 }
 
-PyValue* Machine::rebuild_tensor(const PyValue& args) {
+PyValue* PickleMachine::rebuild_tensor(const PyValue& args) {
   const auto bad = [&] { fail("rebuilds a tensor from arguments it cannot check"); };
   if (!args.is(PyKind::kTuple) || args.items.size() < 4) bad();
   const PyValue& storage = *args.items[0];
@@ -221,7 +108,7 @@ PyValue* Machine::rebuild_tensor(const PyValue& args) {
   return v;
 }
 
-PyValue* Machine::call(const PyValue& callee, const PyValue& args) {
+PyValue* PickleMachine::call(const PyValue& callee, const PyValue& args) {
   if (!callee.is(PyKind::kGlobal))
     fail("calls " + callee.describe() + ", which is not a named callable");
   if (!args.is(PyKind::kTuple)) fail("calls " + callee.text + " without an argument tuple");
@@ -300,14 +187,14 @@ PyValue* Machine::call(const PyValue& callee, const PyValue& args) {
   return object;
 }
 
-void Machine::reduce() {
+void PickleMachine::reduce() {
   PyValue* args = pop();
   PyValue* callee = pop();
   push(call(*callee, *args));
 }
 
 // ('storage', torch.<Type>Storage, key, location, numel)
-void Machine::persistent_id() {
+void PickleMachine::persistent_id() {
   const PyValue* id = pop();
   const char* not_storage =
       "has a persistent id that is not ('storage', type, key, location, numel)";
@@ -336,7 +223,7 @@ void Machine::persistent_id() {
   push(v);
 }
 
-void Machine::set_items(PyValue* target, const std::vector<PyValue*>& flat) {
+void PickleMachine::set_items(PyValue* target, const std::vector<PyValue*>& flat) {
   if (flat.size() % 2 != 0) fail("sets a key without a value");
   if (!target->is(PyKind::kDict) && !target->is(PyKind::kObject)) {
     fail("sets items on a " + target->describe());
@@ -344,7 +231,7 @@ void Machine::set_items(PyValue* target, const std::vector<PyValue*>& flat) {
   for (size_t i = 0; i < flat.size(); i += 2) target->entries.emplace_back(flat[i], flat[i + 1]);
 }
 
-void Machine::append_items(PyValue* target, const std::vector<PyValue*>& items) {
+void PickleMachine::append_items(PyValue* target, const std::vector<PyValue*>& items) {
   if (target->is(PyKind::kList)) {
     target->items.insert(target->items.end(), items.begin(), items.end());
   } else if (target->is(PyKind::kObject)) {
@@ -354,272 +241,7 @@ void Machine::append_items(PyValue* target, const std::vector<PyValue*>& items) 
   }
 }
 
-void Machine::step(unsigned char op) {
-  switch (op) {
-    case 0x80:  // PROTO
-      take(1);
-      break;
-    case 0x95:  // FRAME
-      take(8);
-      break;
-    case '.':  // STOP
-      stopped_ = true;
-      break;
-    case '(':  // MARK
-      marks_.push_back(stack_.size());
-      break;
-    case '0':  // POP
-      pop();
-      break;
-    case '1':  // POP_MARK
-      pop_to_mark();
-      break;
-    case '2':  // DUP
-      push(top());
-      break;
-    case 'N':
-      push(make(PyKind::kNone));
-      break;
-    case 0x88:  // NEWTRUE, NEWFALSE
-    case 0x89: {
-      PyValue* b = make(PyKind::kBool);
-      b->flag = op == 0x88;
-      push(b);
-      break;
-    }
-    case 'I': {  // INT (protocol 0; "01"/"00" are True/False)
-      const std::string_view line = take_line();
-      if (line == "01" || line == "00") {
-        PyValue* b = make(PyKind::kBool);
-        b->flag = line == "01";
-        push(b);
-      } else {
-        push(integer(text_integer(line)));
-      }
-      break;
-    }
-    case 'L':  // LONG (protocol 0)
-      push(integer(text_integer(take_line())));
-      break;
-    case 'J':
-      push(integer(static_cast<int32_t>(static_cast<uint32_t>(little_endian(take(4), 4)))));
-      break;
-    case 'K':
-      push(integer(static_cast<int64_t>(little_endian(take(1), 1))));
-      break;
-    case 'M':
-      push(integer(static_cast<int64_t>(little_endian(take(2), 2))));
-      break;
-    case 0x8a:  // LONG1, LONG4
-      push(integer(long_integer(take_counted(1))));
-      break;
-    case 0x8b:
-      push(integer(long_integer(take_counted(4))));
-      break;
-    case 'G': {  // BINFLOAT: big-endian double
-      const unsigned char* p = take(8);
-      uint64_t bits = 0;
-      for (int i = 0; i < 8; ++i) bits = (bits << 8) | p[i];
-      PyValue* f = make(PyKind::kFloat);
-      std::memcpy(&f->real, &bits, sizeof bits);
-      push(f);
-      break;
-    }
-    case 'F': {  // FLOAT (protocol 0)
-      const std::string s(take_line());
-      char* end = nullptr;
-      PyValue* f = make(PyKind::kFloat);
-      f->real = std::strtod(s.c_str(), &end);
-      if (s.empty() || end != s.c_str() + s.size()) fail("has a float it cannot read");
-      push(f);
-      break;
-    }
-    case 'X':  // BINUNICODE, SHORT_BINUNICODE, BINUNICODE8
-      push(text(PyKind::kString, take_counted(4)));
-      break;
-    case 0x8c:
-      push(text(PyKind::kString, take_counted(1)));
-      break;
-    case 0x8d:
-      push(text(PyKind::kString, take_counted(8)));
-      break;
-    case 'T':  // BINSTRING, SHORT_BINSTRING (Python 2 str): read as text
-      push(text(PyKind::kString, take_counted(4)));
-      break;
-    case 'U':
-      push(text(PyKind::kString, take_counted(1)));
-      break;
-    case 'B':  // BINBYTES, SHORT_BINBYTES, BINBYTES8, BYTEARRAY8
-      push(text(PyKind::kBytes, take_counted(4)));
-      break;
-    case 'C':
-      push(text(PyKind::kBytes, take_counted(1)));
-      break;
-    case 0x8e:
-    case 0x96:
-      push(text(PyKind::kBytes, take_counted(8)));
-      break;
-    case ')':  // EMPTY_TUPLE, TUPLE, TUPLE1..3
-      push(sequence(PyKind::kTuple, {}));
-      break;
-    case 't':
-      push(sequence(PyKind::kTuple, pop_to_mark()));
-      break;
-    case 0x85:
-    case 0x86:
-    case 0x87: {
-      const size_t n = op - 0x84u;
-      if (stack_.size() < floor() + n) fail("pops an empty stack");
-      std::vector<PyValue*> items(stack_.end() - static_cast<std::ptrdiff_t>(n), stack_.end());
-      stack_.resize(stack_.size() - n);
-      push(sequence(PyKind::kTuple, std::move(items)));
-      break;
-    }
-    case ']':  // EMPTY_LIST, LIST, APPEND, APPENDS
-      push(sequence(PyKind::kList, {}));
-      break;
-    case 'l':
-      push(sequence(PyKind::kList, pop_to_mark()));
-      break;
-    case 'a': {
-      PyValue* item = pop();
-      append_items(top(), {item});
-      break;
-    }
-    case 'e': {
-      const std::vector<PyValue*> items = pop_to_mark();
-      append_items(top(), items);
-      break;
-    }
-    case '}':  // EMPTY_DICT, DICT, SETITEM, SETITEMS
-      push(make(PyKind::kDict));
-      break;
-    case 'd': {
-      const std::vector<PyValue*> flat = pop_to_mark();
-      PyValue* d = make(PyKind::kDict);
-      set_items(d, flat);
-      push(d);
-      break;
-    }
-    case 's': {
-      PyValue* value = pop();
-      PyValue* key = pop();
-      set_items(top(), {key, value});
-      break;
-    }
-    case 'u': {
-      const std::vector<PyValue*> flat = pop_to_mark();
-      set_items(top(), flat);
-      break;
-    }
-    case 0x8f:  // EMPTY_SET, ADDITEMS, FROZENSET
-      push(sequence(PyKind::kSet, {}));
-      break;
-    case 0x90: {
-      const std::vector<PyValue*> items = pop_to_mark();
-      PyValue* set = top();
-      if (!set->is(PyKind::kSet)) fail("adds items to a " + set->describe());
-      set->items.insert(set->items.end(), items.begin(), items.end());
-      break;
-    }
-    case 0x91:
-      push(sequence(PyKind::kSet, pop_to_mark()));
-      break;
-    case 'c': {  // GLOBAL, STACK_GLOBAL
-      const std::string_view module = take_line();
-      const std::string_view name = take_line();
-      global(module, name);
-      break;
-    }
-    case 0x93: {
-      const PyValue* name = pop();
-      const PyValue* module = pop();
-      if (!module->is(PyKind::kString) || !name->is(PyKind::kString)) {
-        fail("has a STACK_GLOBAL whose names are not strings");
-      }
-      global(module->text, name->text);
-      break;
-    }
-    case 'R':  // REDUCE
-      reduce();
-      break;
-    case 0x81: {  // NEWOBJ: cls.__new__(cls, *args)
-      PyValue* args = pop();
-      PyValue* cls = pop();
-      if (!cls->is(PyKind::kGlobal))
-        fail("creates an object of " + cls->describe() + ", which is not a class");
-      push(call(*cls, *args));
-      break;
-    }
-    case 0x92: {  // NEWOBJ_EX: cls.__new__(cls, *args, **kwargs)
-      PyValue* kwargs = pop();
-      PyValue* args = pop();
-      PyValue* cls = pop();
-      if (!cls->is(PyKind::kGlobal))
-        fail("creates an object of " + cls->describe() + ", which is not a class");
-      if (!kwargs->is(PyKind::kDict) || !kwargs->entries.empty()) {
-        fail("creates an object with keyword arguments");
-      }
-      push(call(*cls, *args));
-      break;
-    }
-    case 'b': {  // BUILD: the state of the object below
-      PyValue* state = pop();
-      PyValue* target = top();
-      if (target->state != nullptr && target->state->is(PyKind::kDict) &&
-          state->is(PyKind::kDict)) {
-        target->state->entries.insert(target->state->entries.end(), state->entries.begin(),
-                                      state->entries.end());
-      } else {
-        target->state = state;
-      }
-      break;
-    }
-    case 'Q':  // BINPERSID
-      persistent_id();
-      break;
-    case 'q':  // BINPUT, LONG_BINPUT, PUT, MEMOIZE
-      memo_put(little_endian(take(1), 1));
-      break;
-    case 'r':
-      memo_put(little_endian(take(4), 4));
-      break;
-    case 'p':
-      memo_put(static_cast<uint64_t>(text_integer(take_line())));
-      break;
-    case 0x94:
-      memo_put(memo_.size());
-      break;
-    case 'h':  // BINGET, LONG_BINGET, GET
-      memo_get(little_endian(take(1), 1));
-      break;
-    case 'j':
-      memo_get(little_endian(take(4), 4));
-      break;
-    case 'g':
-      memo_get(static_cast<uint64_t>(text_integer(take_line())));
-      break;
-    case 'P':
-      fail("has a text persistent id (torch.save writes BINPERSID)");
-    case 'S':
-    case 'V':
-      fail("has protocol 0 text strings (torch.save writes protocol 2)");
-    case 'i':
-    case 'o':
-      fail("creates an object with INST/OBJ (torch.save writes protocol 2)");
-    case 0x82:
-    case 0x83:
-    case 0x84:
-      fail("refers to the extension registry");
-    case 0x97:
-    case 0x98:
-      fail("uses out-of-band buffers");
-    default:
-      fail(fmt::format("has the unknown opcode 0x{:02x}", op));
-  }
-}
-
-PickleDocument Machine::run() {
+PickleDocument PickleMachine::run() {
   while (!stopped_) {
     if (at_ >= size_) {
       op_pos_ = at_;
@@ -635,8 +257,6 @@ PickleDocument Machine::run() {
   doc_.root = stack_.back();
   return std::move(doc_);
 }
-
-}  // namespace
 
 const PyValue* PyValue::get(std::string_view key) const {
   const PyValue* dict = this;
@@ -687,7 +307,7 @@ std::string PyValue::describe() const {
 }
 
 PickleDocument read_pickle(const unsigned char* data, size_t size) {
-  return Machine(data, size).run();
+  return PickleMachine(data, size).run();
 }
 
 }  // namespace trainer::model
