@@ -24,7 +24,7 @@ enum class EmaImpl { kScalar, kForeach };
 enum class Precision { kAuto, kBF16, kFP32 };
 enum class NsDtype { kBF16, kFP32 };
 // kRam: what fits in `cache_gb` (decoded resized images, else the encoded files;
-// data/cache_plan.h); kDisk: resized images stored once in files beside the dataset
+// data/image_store.h); kDisk: resized images stored once in files beside the dataset
 // (data/disk_cache.h).
 enum class CacheMode { kNone, kRam, kDisk };
 // Which head scores YOLO26 at validation: auto/true = the one-to-many head with NMS (8.4.190's
@@ -37,8 +37,9 @@ enum class UnusedDetection { kAuto, kEveryStep, kNever };
 enum class CopyPasteMode { kFlip, kMixup };
 
 struct ModelConfig {
-  // A built-in name (yolo26n..x, yolo11n..x), a model yaml path, or a weights file (.pt / .ckpt)
-  // whose architecture the file's run records (see engine/checkpoint/model_source.h).
+  // A built-in name (yolo26n..x, yolo11n..x, with a task suffix), or a weights file (.pt / .ckpt)
+  // whose architecture it records (engine/checkpoint/weights_source.h). A custom model yaml path
+  // is refused (model/model_spec.cpp) until model yaml files are read.
   std::string model = "yolo26n";
   // "true": the weights of `model` when it is a weights file (built-in names have no downloadable
   // weights here); "false": none; otherwise a .pt/.ckpt path whose weights are transferred.

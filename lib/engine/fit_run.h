@@ -68,8 +68,9 @@ class FitRun {
   bool is_final(int64_t epoch, const TrainedEpoch& trained) const {
     return epoch + 1 >= epochs_ || trained.out_of_time;
   }
-  // On a BN-folded copy of the EMA weights (the shadow is never touched); rank 0 only, and only
-  // where `val` or the final epoch asks.
+  // On a BN-folded copy of the EMA weights (the shadow is never touched), only where `val` or the
+  // final epoch asks. Every rank scores its share of the val batches; rank 0 gets the merged
+  // result (engine/validation_shards.h), the others nullopt.
   std::optional<ValidationResult> validate_ema(int64_t epoch, bool final_epoch);
   // Best fitness so far; returns whether this epoch improved it.
   bool update_best(int64_t epoch, const TrainedEpoch& trained,

@@ -46,7 +46,7 @@ class TrainStep {
   // Runs one batch. `clock` (breakdown runs only) gets a mark after each stage, with a sync.
   void run(const data::Batch& batch, int64_t ni, StageClock* clock = nullptr);
 
-  // Running sums since reset_epoch(): the task's loss items (one per TrainingContext::columns
+  // Running sums since reset_epoch(): the task's loss items (one per TrainedNetwork::columns
   // loss name), batch count, instances of the last batch.
   at::Tensor mean_loss_items() const;  // device tensor (a host read syncs)
   int64_t batches() const { return batches_; }

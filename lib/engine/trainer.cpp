@@ -16,7 +16,7 @@
 // - What depends on the task (loss items, metrics, fitness, previews) is asked of the run's
 //   TaskDefinition (engine/task/task_definition.h).
 // - Data-parallel (several ranks): every rank trains its shard with gradients averaged in backward
-//   (TrainingContext::reducer); every rank validates its share of the val batches and rank 0
+//   (TrainedNetwork::reducer); every rank validates its share of the val batches and rank 0
 //   gathers them into the metrics one process would have (engine/validation_shards.h), logs, and
 //   writes results and checkpoints: no other rank writes anything in the run folder (which need not
 //   exist on their machines). Decisions that end or repeat an epoch (non-finite rollback, `time`,

@@ -60,8 +60,8 @@ struct FitResult {
 
 // Trains `config` (a resume when config.run.resume names a checkpoint: engine/checkpoint/resume.h
 // prepares such a config from what the user typed). Data-parallel ranks all call fit() with the
-// same config and their group: rank 0 logs, validates and writes the run folder; decisions to stop
-// are agreed.
+// same config and their group: every rank validates its share of the val batches, rank 0 logs
+// and writes the run folder; decisions to stop are agreed.
 FitResult fit(const core::TrainConfig& config, const FitOptions& options = {});
 
 }  // namespace trainer::engine

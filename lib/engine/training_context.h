@@ -4,7 +4,8 @@
 // dataset, loader, model, loss, optimizer, schedule and EMA here keeps them from drifting apart.
 #pragma once
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 
 #include <memory>
 #include <string>

@@ -70,10 +70,4 @@ torch::Tensor SegmentImpl::decode_output(const DetectOutput& raw, bool one2one, 
   return torch::cat({decode(levels, xywh), torch::cat(flat, 2)}, 1);
 }
 
-torch::nn::Conv2d SegmentImpl::coefficient_output(size_t level, bool one2one) const {
-  const auto& tower = one2one ? one2one_coef_ : one2many_coef_;
-  return torch::nn::Conv2d(
-      std::dynamic_pointer_cast<torch::nn::Conv2dImpl>(tower.at(level)->children().back()));
-}
-
 }  // namespace trainer::model

@@ -41,8 +41,6 @@ class SegmentImpl : public DetectImpl {
   int64_t proto_hidden() const { return npr_; }  // npr
   int64_t mask_hidden() const { return c4_; }    // c4
   MaskProto proto() const { return proto_; }
-  // The last 1x1 conv of the coefficient tower of `level`.
-  torch::nn::Conv2d coefficient_output(size_t level, bool one2one = false) const;
 
  private:
   std::vector<Chain> make_tower(const std::string& name, const std::vector<int64_t>& ch);

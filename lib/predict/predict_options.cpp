@@ -106,15 +106,6 @@ std::string closest_key(const std::string& key) {
 
 }  // namespace
 
-const std::vector<std::string>& predict_keys() {
-  static const std::vector<std::string> keys = {
-      "weights",    "source",    "model",   "data",        "imgsz",    "conf",
-      "iou",        "max_det",   "device",  "batch",       "save",     "save_txt",
-      "save_conf",  "save_json", "project", "name",        "exist_ok", "line_width",
-      "vid_stride", "half",      "nms",     "agnostic_nms"};
-  return keys;
-}
-
 PredictOptions parse_predict_args(const std::vector<std::string>& args) {
   PredictOptions options;
   for (const auto& arg : args) {

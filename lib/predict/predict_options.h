@@ -47,7 +47,4 @@ struct PredictOptions {
 // or out-of-range value, or a missing weights= / source=.
 PredictOptions parse_predict_args(const std::vector<std::string>& args);
 
-// Every key parse_predict_args() accepts, in help order.
-const std::vector<std::string>& predict_keys();
-
 }  // namespace trainer::predict

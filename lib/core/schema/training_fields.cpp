@@ -10,7 +10,7 @@ std::vector<FieldSpec> training_fields() {
   // model
   f.push_back(string_field(
       "model", "model", [](auto& c) -> auto& { return c.model.model; },
-      "yolo26n..yolo26x, yolo11n..yolo11x, or a model yaml path"));
+      "yolo26n..yolo26x, yolo11n..yolo11x (-pose, -seg, -obb), or a .pt/.ckpt weights file"));
   f.back().path_like = true;
   {
     auto pretrained = string_field(

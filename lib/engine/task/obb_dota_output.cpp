@@ -1,4 +1,4 @@
-// See dota_output.h.
+// See obb_dota_output.h.
 #include "engine/task/obb_dota_output.h"
 
 #include <fmt/format.h>

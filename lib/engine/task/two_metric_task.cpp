@@ -1,4 +1,4 @@
-// See two_metric_table.h.
+// See two_metric_task.h.
 #include "engine/task/two_metric_task.h"
 
 #include <fmt/format.h>
