@@ -15,8 +15,8 @@
 #include "core/error.h"
 #include "engine/checkpoint/model_from_weights.h"
 #include "engine/checkpoint/model_source.h"
+#include "model/model_name.h"
 #include "model/model_summary.h"
-#include "model/weights_io.h"
 #include "model/yolo_model.h"
 
 namespace trainer::app {
@@ -55,14 +55,12 @@ int run_info(const InfoOptions& opts) {
       throw core::ConfigError("unknown key '" + key + "' (info takes model, imgsz, nc, weights)");
     }
   }
-  model::ModelName name;
-  model::YoloModel model{nullptr};
+  const engine::ModelFromWeights loaded =
+      engine::model_to_describe(model_text, static_cast<int>(nc), weights);
+  const model::ModelName& name = loaded.name;
+  model::YoloModel model = loaded.model;
+  nc = model->num_classes();
   if (engine::is_weights_file(model_text)) {
-    // The architecture, classes and weights the file holds.
-    auto loaded = engine::load_model_from_weights(model_text, "", "");
-    name = loaded.name;
-    model = loaded.model;
-    nc = model->num_classes();
     std::cout << "weights " << model_text << " hold " << name.display() << "\n";
     if (const auto& ref = loaded.reference) {
       std::cout << fmt::format(
@@ -71,12 +69,8 @@ int run_info(const InfoOptions& opts) {
           ref->source, ref->model_class, ref->epoch, ref->epoch < 0 ? ": a finished run" : "",
           ref->names.size());
     }
-  } else {
-    name = model::parse_model_name(model_text);
-    model = model::build_yolo_model(name, static_cast<int>(nc));
   }
   if (!weights.empty()) {
-    model::load_weights(*model, std::filesystem::path(weights));
     std::cout << "weights " << weights << " fit the model\n";
   }
   const auto summary = model::summarize_model(*model, imgsz);

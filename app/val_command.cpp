@@ -18,8 +18,8 @@
 #include "core/run_dir.h"
 #include "data/dataset.h"
 #include "data/dataset_yaml.h"
-#include "engine/checkpoint/checkpoint.h"
-#include "engine/checkpoint/model_source.h"
+#include "engine/checkpoint/model_from_weights.h"
+#include "engine/checkpoint/weights_source.h"
 #include "engine/device/device.h"
 #include "engine/device/memory_format.h"
 #include "engine/device/rank_setup.h"
@@ -27,54 +27,18 @@
 #include "engine/task/task_definition.h"
 #include "engine/validator.h"
 #include "eval/coco_eval.h"
-#include "model/fine_tune_transfer.h"
-#include "model/fuse.h"
 #include "model/model_name.h"
-#include "model/reference_architecture.h"
-#include "model/weights_io.h"
 
 namespace trainer::app {
 namespace {
 
-// weights= a reference checkpoint: the model it holds is the one scored (its architecture and
-// task), whatever the config's model: names (configs usually name the family's detect model).
-// Returns whether `weights` is one.
-bool use_reference_architecture(const std::string& weights, core::TrainConfig& config) {
-  if (weights.empty() || std::filesystem::path(weights).extension() != ".pt" ||
-      !std::filesystem::is_regular_file(weights)) {
-    return false;
-  }
-  const auto reference = model::reference_info_of(weights);
-  if (!reference) return false;
-  const model::ModelName name = model::reference_model_name(*reference, weights);
-  if (config.model.model != name.display()) {
-    spdlog::info("model: {} from the reference checkpoint {} (the config's {} is not used)",
-                 name.display(), weights, config.model.model);
-  }
-  config.model.model = name.display();
-  config.run.task = name.task;
-  return true;
-}
-
-// weights= from one of our runs, and no model= given (neither on the command line nor in the
-// config file): the architecture its run recorded (RUN/args.yaml beside weights/, or a .ckpt's own
-// config), as `trainer predict` finds it; the default model would not fit the weights.
-void use_run_architecture(const std::string& weights, const std::vector<std::string>& overrides,
-                          core::TrainConfig& config) {
-  if (weights.empty() || !engine::is_weights_file(weights)) return;
+// Whether the config names a model of its own (model= given, or a config file's model: that is
+// not the default), which then wins over what the weights record.
+bool names_model(const std::vector<std::string>& overrides, const core::TrainConfig& config) {
   for (const auto& o : overrides) {
-    if (o.rfind("model=", 0) == 0) return;
+    if (o.rfind("model=", 0) == 0) return true;
   }
-  const std::string default_model = core::TrainConfig{}.model.model;
-  if (config.model.model != default_model) return;  // the file names one
-  model::ModelName name;
-  try {
-    name = engine::architecture_of(weights);
-  } catch (const core::ConfigError&) {
-    return;  // nothing records it: the config's model, as given
-  }
-  spdlog::info("model: {} as its run recorded it ({})", name.display(), weights);
-  config.model.model = weights;
+  return config.model.model != core::TrainConfig{}.model.model;
 }
 
 Usage val_usage() {
@@ -113,82 +77,69 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
                   "CONFIG then key=value overrides; weights=PATH (a .pt weights file or a .ckpt "
                   "checkpoint; required unless model= names one)");
   cli->add_flag("--per-class", opts->per_class, "print one row per class");
-  return {cli, [opts] {
-            std::string weights;  // not a config key: the one argument only `val` takes
-            std::vector<std::string> args;
-            for (const auto& a : opts->args) {
-              if (a.rfind("weights=", 0) == 0) {
-                weights = a.substr(8);
-              } else {
-                args.push_back(a);
-              }
-            }
-            const auto [file, overrides] = split_config_args(args);
-            auto config = core::load_config(file, overrides).config;
-            require_weights_and_dataset(config, weights);
-            if (const auto status = engine::launch_listed_ranks(config)) return *status;
-            const engine::RankSetup ranks = engine::join_ranks(config);
-            config.run.device =
-                engine::device_for_rank(config.run.device, ranks.env.local_rank,
-                                        ranks.group ? ranks.env.local_world_size : 1);
-            if (config.run.name == "train") config.run.name = "val";
-            if (!use_reference_architecture(weights, config)) {
-              use_run_architecture(weights, overrides, config);
-            }
-            config.run.task = engine::resolved_task(config);  // model=best.pt: the task it was for
-            const auto task = engine::make_task_definition(config);
-            const auto device = engine::resolve_device(config.run.device);
-            if (config.run.deterministic) engine::ensure_cublas_workspace_config();
-            engine::use_device(device);
-            const auto yaml_spec = data::load_dataset_yaml(config.data.data);
-            auto val_set = std::make_shared<data::DatasetIndex>(
-                engine::load_run_split(config, yaml_spec, data::Split::kVal));
-            const auto spec = engine::run_dataset_spec(config, yaml_spec);
-            if (weights.empty() && engine::is_weights_file(config.model.model)) {
-              weights = config.model.model;  // model=RUN/weights/best.pt: its own weights
-            }
-            const auto tensors = engine::read_weights_or_ema(weights);
-            auto name = engine::resolve_model_source(config).name;
-            name.cls_width = model::class_widths_of(tensors);  // as the weights were built
-            auto model = task->build_model(name, spec);
-            model::load_weights(*model, tensors,
-                                std::filesystem::path(weights).extension() == ".ckpt"
-                                    ? weights + " (EMA weights)"
-                                    : "weights file " + weights);
-            model->to(device);
-            // Standalone scoring is fp32 unless bf16 is asked for (the reference's `val` has
-            // half=False; from_config leaves `auto` at fp32); during fit, validation follows the
-            // training precision.
-            auto vo = engine::ValidationOptions::from_config(config);
-            vo.keep_detections = true;
-            // As the reference does before validating: BN folded into the convs and only the
-            // head branch the postprocess decodes, on a copy (no val loss here).
-            auto fused = model::fused_copy(*model);
-            model::keep_decoded_branch(*fused, vo.predict.use_one2many);
-            model = nullptr;  // only the fused copy stays in memory
-            engine::apply_memory_format(*fused, engine::model_memory_format(config, device));
-            engine::Validator validator(val_set, spec, config, device, /*standalone=*/true,
-                                        ranks.group);
-            const auto started = std::chrono::steady_clock::now();
-            const auto result = validator.run(*fused, nullptr, vo);
-            const double wall_s =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-            if (!result.scored) return 0;  // another rank's share: rank 0 reports
-            const auto run_dir = core::create_run_dir(config.run);
-            task->write_predictions(result, spec.names, run_dir / "predictions.json");
-            std::cout << task->validation_table(result, spec.names, opts->per_class);
-            if (result.coco) std::cout << eval::format_coco_summary(*result.coco);
-            if (result.second_coco) std::cout << eval::format_coco_summary(*result.second_coco);
-            std::cout << fmt::format(
-                "Speed: {:.1f} ms preprocess, {:.1f} ms inference, {:.1f} ms postprocess per "
-                "image ({} images, {})\n",
-                result.preprocess_ms, result.inference_ms, result.postprocess_ms, result.images,
-                device.str());
-            std::cout << fmt::format("Validation: {:.2f} s wall on {} rank(s)\n", wall_s,
-                                     ranks.group ? ranks.group->size() : 1);
-            std::cout << "predictions: " << (run_dir / "predictions.json").string() << "\n";
-            return 0;
-          }};
+  return {
+      cli, [opts] {
+        std::string weights;  // not a config key: the one argument only `val` takes
+        std::vector<std::string> args;
+        for (const auto& a : opts->args) {
+          if (a.rfind("weights=", 0) == 0) {
+            weights = a.substr(8);
+          } else {
+            args.push_back(a);
+          }
+        }
+        const auto [file, overrides] = split_config_args(args);
+        auto config = core::load_config(file, overrides).config;
+        require_weights_and_dataset(config, weights);
+        if (const auto status = engine::launch_listed_ranks(config)) return *status;
+        const engine::RankSetup ranks = engine::join_ranks(config);
+        config.run.device = engine::device_for_rank(config.run.device, ranks.env.local_rank,
+                                                    ranks.group ? ranks.env.local_world_size : 1);
+        if (config.run.name == "train") config.run.name = "val";
+        if (weights.empty()) weights = config.model.model;  // model=RUN/weights/best.pt
+        const engine::WeightsSource source = engine::read_weights_source(weights);
+        const model::ModelName name =
+            engine::adopt_weights_architecture(source, names_model(overrides, config), config);
+        const auto task = engine::make_task_definition(name.task);
+        const auto device = engine::resolve_device(config.run.device);
+        if (config.run.deterministic) engine::ensure_cublas_workspace_config();
+        engine::use_device(device);
+        const auto yaml_spec = data::load_dataset_yaml(config.data.data);
+        auto val_set = std::make_shared<data::DatasetIndex>(
+            engine::load_run_split(config, yaml_spec, data::Split::kVal));
+        const auto spec = engine::run_dataset_spec(config, yaml_spec);
+        // Standalone scoring is fp32 unless bf16 is asked for (the reference's `val` has
+        // half=False; from_config leaves `auto` at fp32); during fit, validation follows the
+        // training precision.
+        auto vo = engine::ValidationOptions::from_config(config);
+        vo.keep_detections = true;
+        // As the reference does before validating: BN folded into the convs and only the
+        // head branch the postprocess decodes (no val loss here).
+        auto fused = engine::inference_copy(*engine::build_from_weights(source, name, spec).model,
+                                            device, vo.predict.use_one2many);
+        engine::apply_memory_format(*fused, engine::model_memory_format(config, device));
+        engine::Validator validator(val_set, spec, config, device, /*standalone=*/true,
+                                    ranks.group);
+        const auto started = std::chrono::steady_clock::now();
+        const auto result = validator.run(*fused, nullptr, vo);
+        const double wall_s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        if (!result.scored) return 0;  // another rank's share: rank 0 reports
+        const auto run_dir = core::create_run_dir(config.run);
+        task->write_predictions(result, spec.names, run_dir / "predictions.json");
+        std::cout << task->validation_table(result, spec.names, opts->per_class);
+        if (result.coco) std::cout << eval::format_coco_summary(*result.coco);
+        if (result.second_coco) std::cout << eval::format_coco_summary(*result.second_coco);
+        std::cout << fmt::format(
+            "Speed: {:.1f} ms preprocess, {:.1f} ms inference, {:.1f} ms postprocess per "
+            "image ({} images, {})\n",
+            result.preprocess_ms, result.inference_ms, result.postprocess_ms, result.images,
+            device.str());
+        std::cout << fmt::format("Validation: {:.2f} s wall on {} rank(s)\n", wall_s,
+                                 ranks.group ? ranks.group->size() : 1);
+        std::cout << "predictions: " << (run_dir / "predictions.json").string() << "\n";
+        return 0;
+      }};
 }
 
 }  // namespace trainer::app

@@ -1,6 +1,7 @@
 // Helpers shared by the test suites: temporary folders, file writing, the shared COCO data.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -30,6 +31,9 @@ std::optional<std::filesystem::path> shared_data(const std::string& subset);
 
 // Runs a shell command, capturing stdout+stderr; returns the exit status.
 int run_command(const std::string& command, std::string* output);
+
+// How many times `what` occurs in `text` (a log line counted, e.g. "reading weights file").
+size_t count_of(const std::string& text, const std::string& what);
 
 // The project's python: $TRAINER_PYTHON, else the venv scripts/setup.sh makes
 // ($TRAINER_CACHE or ~/.cache/trainer, then venv/bin/python). The path may not exist.

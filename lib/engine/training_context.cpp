@@ -124,8 +124,8 @@ namespace {
 // it; a rebuilt class width goes into ctx.config (cls_width), so checkpoints and args.yaml record
 // it.
 model::YoloModel transfer_pretrained(TrainingContext& ctx, ModelSource& source) {
-  const PretrainedWeights pretrained =
-      source.pretrained ? std::move(*source.pretrained) : read_pretrained(source.weights);
+  const WeightsSource pretrained =
+      source.pretrained ? std::move(*source.pretrained) : read_weights_source(source.weights);
   source.pretrained.reset();
   FineTuned tuned = fine_tune_model(*ctx.task, source.name, ctx.inputs.dataset, pretrained,
                                     ctx.config.model.cls_remap);

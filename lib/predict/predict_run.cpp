@@ -17,7 +17,6 @@
 #include "engine/checkpoint/model_from_weights.h"
 #include "engine/device/device.h"
 #include "eval/coco_results.h"
-#include "model/fuse.h"
 #include "predict/output_names.h"
 #include "predict/predict_output.h"
 #include "predict/source.h"
@@ -53,9 +52,7 @@ class Session {
     }
     const auto device = engine::resolve_device(options_.device);
     engine::use_device(device);
-    loaded.model->to(device);
-    model_ = model::fused_copy(*loaded.model);
-    model::keep_decoded_branch(*model_, options_.nms != NmsChoice::kOff);
+    model_ = engine::inference_copy(*loaded.model, device, options_.nms != NmsChoice::kOff);
     loaded.model = nullptr;  // only the fused copy stays in memory
     predictor_ = std::make_unique<Predictor>(*model_, options_, device);
 

@@ -15,6 +15,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <regex>
 
@@ -39,7 +40,7 @@ namespace {
 struct ReferenceFiles {
   test::TempDir dir;
   json listing;  // [{"file", "task", "model", "nc", "names"}]
-  fs::path detect_data, pose_data;
+  fs::path detect_data, pose_data, segment_data, obb_data;
 };
 
 // The oracle's checkpoints, made once per process (about 40 s on 2 cores).
@@ -51,7 +52,7 @@ const ReferenceFiles& reference_files(const std::string& python, const fs::path&
   const fs::path dir = f->dir.path();
   f->detect_data = test::reference_data_yaml(dir, "coco8.yaml", coco8);
   f->pose_data = test::reference_data_yaml(dir, "coco8-pose.yaml", coco8_pose);
-  test::write_coco8_seg_subset(coco128, dir / "seg");
+  f->segment_data = test::write_coco8_seg_subset(coco128, dir / "seg");
   demo::SyntheticOptions obb;
   obb.train_images = 8;
   obb.val_images = 4;
@@ -72,6 +73,7 @@ const ReferenceFiles& reference_files(const std::string& python, const fs::path&
   std::ifstream in(dir / "checkpoints.json");
   REQUIRE(in.good());
   f->listing = json::parse(in);
+  f->obb_data = obb_yaml;
   files = std::move(f);
   return *files;
 }
@@ -136,7 +138,7 @@ void check_transfers(const ReferenceFiles& files, const std::string& python) {
     CAPTURE(c.id);
     const json& theirs = theirs_all.at(c.id);
     const fs::path file = files.dir.path() / c.source;
-    const engine::PretrainedWeights pretrained = engine::read_pretrained(file);
+    const engine::WeightsSource pretrained = engine::read_weights_source(file);
     CHECK(pretrained.names == names.at(c.source));
     model::ModelName name =
         c.target.empty()
@@ -212,6 +214,47 @@ void check_transfers(const ReferenceFiles& files, const std::string& python) {
   TRAINER_REQUIRE_SHARED_DATA(coco8_pose, "coco8-pose"); \
   TRAINER_REQUIRE_SHARED_DATA(coco128, "coco128");       \
   const ReferenceFiles& var = reference_files(*python, *coco8, *coco8_pose, *coco128)
+
+// The trained checkpoint of each task as weights alone: `trainer val`, `info`, `predict` and
+// `fit model=` with no model= and no task keys, each reading the file once (the debug line every
+// low-level read logs). Our own files: tests/integration/test_cli_weights_alone.cpp.
+void check_weights_alone(const ReferenceFiles& files) {
+  const std::string common = " imgsz=32 batch=4 workers=0 device=cpu precision=fp32 plots=false";
+  const std::map<std::string, fs::path> data = {{"detect", files.detect_data},
+                                                {"pose", files.pose_data},
+                                                {"segment", files.segment_data},
+                                                {"obb", files.obb_data}};
+  const fs::path images = files.dir / "alone-images";  // one image to predict on (OBB's)
+  fs::create_directories(images);
+  for (const auto& entry : fs::recursive_directory_iterator(files.dir / "obb")) {
+    if (entry.path().extension() == ".jpg" && fs::is_empty(images)) {
+      fs::copy_file(entry.path(), images / entry.path().filename());
+    }
+  }
+  REQUIRE_FALSE(fs::is_empty(images));
+  for (const auto& [task, yaml] : data) {
+    const fs::path ckpt = files.dir / ("trained-" + task + ".pt");
+    const std::string project = " project=" + (files.dir / ("alone-" + task)).string();
+    // The detect checkpoint was trained single_cls: its dataset with it.
+    const std::string classes = task == "detect" ? " single_cls=true" : "";
+    for (const std::string& command :
+         {"val data=" + yaml.string() + " weights=" + ckpt.string() + common + classes + project,
+          "info model=" + ckpt.string(),
+          "predict weights=" + ckpt.string() + " source=" + images.string() +
+              " imgsz=32 device=cpu" + project,
+          "fit data=" + yaml.string() + " model=" + ckpt.string() + " epochs=1" + common + classes +
+              project}) {
+      CAPTURE(task);
+      CAPTURE(command);
+      std::string log;
+      const int rc = test::run_command(std::string(TRAINER_BINARY) + " -v " + command, &log);
+      CAPTURE(log);
+      CHECK(rc == 0);
+      CHECK(test::count_of(log, "reading weights file " + ckpt.string()) == 1);
+      CHECK(test::count_of(log, "reading weights file") == 1);
+    }
+  }
+}
 
 }  // namespace
 
@@ -289,5 +332,6 @@ TEST_CASE(
     CHECK(test::matched(mine, theirs) >= mine.size() * 99 / 100);
   }
 
+  check_weights_alone(files);
   check_transfers(files, *python);
 }

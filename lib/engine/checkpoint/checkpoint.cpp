@@ -2,6 +2,7 @@
 #include "engine/checkpoint/checkpoint.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
 #include <atomic>
@@ -118,6 +119,7 @@ int64_t checkpoint_loads() {
 
 Checkpoint load_checkpoint(const std::filesystem::path& path) {
   ++checkpoint_load_count;
+  spdlog::debug("reading weights file {}", path.string());  // counted by the CLI tests
   const std::string file = path.string();
   std::ifstream in(path, std::ios::binary);
   if (!in) throw core::InputError(fmt::format("{}: cannot open checkpoint", file));

@@ -16,10 +16,6 @@
 #include <utility>
 #include <vector>
 
-namespace trainer::model {
-class YoloModelImpl;
-}
-
 namespace trainer::engine {
 
 inline constexpr const char* kCheckpointFormat = "trainer-checkpoint";
@@ -57,14 +53,6 @@ struct Checkpoint {
 
 // The EMA weights of a checkpoint under model state-dict keys (optim::ModelEma::weights_in).
 std::vector<std::pair<std::string, at::Tensor>> ema_weights(const Checkpoint& checkpoint);
-
-// Loads a weights file (`.pt`) into `model`, or a checkpoint's (`.ckpt`) EMA weights. Throws
-// core::InputError naming the file.
-void load_weights_or_checkpoint(model::YoloModelImpl& model, const std::filesystem::path& path);
-
-// Loads a checkpoint's EMA weights (already read from `path`) into `model`.
-void load_checkpoint_weights(model::YoloModelImpl& model, const Checkpoint& checkpoint,
-                             const std::filesystem::path& path);
 
 // How many times this process has read a checkpoint file (load_checkpoint). For tests that check
 // a file is read once (a `.ckpt` given as model=).

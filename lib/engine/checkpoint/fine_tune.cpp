@@ -4,7 +4,7 @@
 namespace trainer::engine {
 
 FineTuned fine_tune_model(const TaskDefinition& task, const model::ModelName& name,
-                          const data::DatasetSpec& dataset, const PretrainedWeights& pretrained,
+                          const data::DatasetSpec& dataset, const WeightsSource& pretrained,
                           bool cls_remap) {
   FineTuned out;
   out.model = task.build_model(name, dataset);

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "data/dataset_yaml.h"
-#include "engine/checkpoint/model_source.h"
+#include "engine/checkpoint/weights_source.h"
 #include "engine/task/task_definition.h"
 #include "model/fine_tune_transfer.h"
 #include "model/yolo_model.h"
@@ -27,7 +27,7 @@ struct FineTuned {
 // are rebuilt at the source's (see rebuilt_class_widths); with `cls_remap`, class rows follow the
 // dataset's class names.
 FineTuned fine_tune_model(const TaskDefinition& task, const model::ModelName& name,
-                          const data::DatasetSpec& dataset, const PretrainedWeights& pretrained,
+                          const data::DatasetSpec& dataset, const WeightsSource& pretrained,
                           bool cls_remap);
 
 }  // namespace trainer::engine

@@ -1,102 +1,142 @@
 // See model_from_weights.h.
 #include "engine/checkpoint/model_from_weights.h"
 
-#include <algorithm>
-#include <array>
-#include <optional>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
-#include "core/config_loader.h"
 #include "core/error.h"
-#include "engine/checkpoint/checkpoint.h"
+#include "core/task.h"
 #include "engine/run_dataset.h"
 #include "model/fine_tune_transfer.h"
-#include "model/model_name.h"
-#include "model/reference_architecture.h"
+#include "model/fuse.h"
 #include "model/weights_io.h"
 
 namespace trainer::engine {
 namespace fs = std::filesystem;
 namespace {
 
-// A dataset spec with only what a model needs from it, from a reference checkpoint: its class
-// names (model.names, else "0", "1", ... for yaml's nc) and pose's keypoint shape.
-data::DatasetSpec reference_dataset(const model::ReferenceInfo& info, const fs::path& weights) {
-  data::DatasetSpec spec;
-  spec.names = model::reference_class_names(info);
-  if (spec.names.empty()) {
-    throw core::InputError(weights.string() + ": a reference checkpoint without class names");
+std::string kpt_text(const std::optional<std::array<int, 2>>& shape) {
+  return shape ? fmt::format("[{}, {}]", (*shape)[0], (*shape)[1]) : "none";
+}
+
+// A pose model's keypoint head is sized by the dataset: one whose kpt_shape is not the weights'
+// would list every head tensor as a mismatch.
+void check_keypoints(const WeightsSource& source, const model::ModelName& name,
+                     const data::DatasetSpec& dataset) {
+  if (name.task != core::Task::kPose || !source.kpt_shape ||
+      source.kpt_shape == dataset.kpt_shape) {
+    return;
   }
-  if (info.kpt_shape.size() == 2) {
-    spec.kpt_shape = std::array<int, 2>{static_cast<int>(info.kpt_shape[0]),
-                                        static_cast<int>(info.kpt_shape[1])};
-  }
-  return spec;
+  throw core::ConfigError(fmt::format(
+      "{} was trained for kpt_shape {} (as {} says), but the dataset {} has kpt_shape {}: give "
+      "the dataset these weights were trained on",
+      source.path.string(), kpt_text(source.kpt_shape), source.names_source,
+      dataset.yaml_file.empty() ? "given" : dataset.yaml_file.string(),
+      kpt_text(dataset.kpt_shape)));
+}
+
+// The class rows are sized by the dataset too: say so once rather than list every class tensor.
+void check_classes(const WeightsSource& source, const data::DatasetSpec& dataset) {
+  if (source.names.empty() || source.names.size() == dataset.names.size()) return;
+  throw core::ConfigError(fmt::format(
+      "{} was trained for {} classes (as {} says), but the dataset {} has {}: give the dataset "
+      "these weights were trained on (single_cls=true if it was trained with one class)",
+      source.path.string(), source.names.size(), source.names_source,
+      dataset.yaml_file.empty() ? "given" : dataset.yaml_file.string(), dataset.names.size()));
 }
 
 }  // namespace
 
-ModelFromWeights load_model_from_weights(const fs::path& weights, const std::string& model_name,
-                                         const fs::path& data_yaml) {
-  if (!fs::exists(weights)) throw core::InputError(weights.string() + ": no such weights file");
-  ModelFromWeights out;
-  std::optional<Checkpoint> checkpoint;
-  std::optional<model::WeightsFile> pt;  // read once: its tensors, and what a reference one records
-  std::optional<core::TrainConfig> run_config;
-  if (weights.extension() == ".ckpt") {
-    checkpoint = load_checkpoint(weights);
-    if (!checkpoint->config_yaml.empty()) {
-      run_config = core::load_config_text(checkpoint->config_yaml, weights.string() + " (config)",
-                                          weights.parent_path())
-                       .config;
-      out.config_source = weights;
-    }
+model::ModelName architecture_for(const WeightsSource& source, const std::string& model_name,
+                                  std::optional<core::Task> task) {
+  model::ModelName name;
+  if (!model_name.empty()) {
+    name = model::parse_model_name(model_name);
+    name.task = core::resolve_task(task, model_name);  // `model: yolo26n` with `task: segment`
+  } else if (source.architecture) {
+    name = *source.architecture;
   } else {
-    pt = model::read_weights(weights);
-    out.reference = pt->reference;
-    const fs::path args = weights.parent_path().parent_path() / "args.yaml";
-    if (out.reference) {
-      out.config_source = weights;  // its args.yaml, if any, is the reference's, not ours
-    } else if (fs::exists(args)) {
-      run_config = core::load_config(args).config;
-      out.config_source = args;
-    }
-  }
-  std::string name = model_name;
-  if (name.empty() && run_config) name = run_config->model.model;
-  if (name.empty() && out.reference) {
-    name = model::reference_model_name(*out.reference, weights.string()).display();
-  }
-  fs::path data = data_yaml;
-  if (data.empty() && run_config) data = run_config->data.data;
-  // A reference checkpoint's own class names (and keypoint shape) stand in for a dataset.
-  const bool reference_classes = data.empty() && out.reference;
-  if (name.empty() || (data.empty() && !reference_classes)) {
-    throw core::ConfigError(weights.string() +
+    throw core::ConfigError(source.path.string() +
                             ": the weights do not say which model and classes they are for (no "
                             "checkpoint config, no ../args.yaml); pass model=NAME (e.g. yolo26n) "
                             "and data=DATA_YAML");
   }
-  if (!model_name.empty()) out.config_source.clear();
-  const std::optional<core::Task> task =
-      model_name.empty() && run_config ? run_config->run.task : std::nullopt;
-  out.task = make_task_definition(core::resolve_task(task, name));
-  out.name = model::parse_model_name(name);
-  out.name.task = out.task->task();  // `model: yolo26n` with `task: segment` built the segment head
   // The class branches' widths as the weights have them (fine-tuning may have rebuilt them).
-  out.name.cls_width = model::class_widths_of(checkpoint ? ema_weights(*checkpoint) : pt->weights);
-  if (reference_classes) {
-    out.dataset = reference_dataset(*out.reference, weights);
+  name.cls_width = model::class_widths_of(source.weights);
+  return name;
+}
+
+ModelFromWeights build_from_weights(const WeightsSource& source, const model::ModelName& name,
+                                    const data::DatasetSpec& dataset) {
+  check_classes(source, dataset);
+  check_keypoints(source, name, dataset);
+  ModelFromWeights out;
+  out.name = name;
+  out.task = make_task_definition(name.task);
+  out.dataset = dataset;
+  out.reference = source.reference;
+  out.model = out.task->build_model(name, dataset);
+  model::load_weights(*out.model, source.weights, source.describe());
+  return out;
+}
+
+ModelFromWeights load_model_from_weights(const fs::path& weights, const std::string& model_name,
+                                         const fs::path& data_yaml) {
+  const WeightsSource source = read_weights_source(weights);
+  const model::ModelName name = architecture_for(source, model_name);
+  data::DatasetSpec dataset;
+  if (data_yaml.empty()) {
+    dataset = source.dataset();
   } else {
-    out.dataset = data::load_dataset_yaml(data, /*check_paths=*/false);  // only names, kpt_shape
-    if (run_config) out.dataset = run_dataset_spec(*run_config, out.dataset);  // single_cls
+    dataset = data::load_dataset_yaml(data_yaml, /*check_paths=*/false);  // names, kpt_shape
+    if (source.run_config) dataset = run_dataset_spec(*source.run_config, dataset);  // single_cls
   }
-  out.model = out.task->build_model(out.name, out.dataset);
-  if (checkpoint) {
-    load_checkpoint_weights(*out.model, *checkpoint, weights);
+  ModelFromWeights out = build_from_weights(source, name, dataset);
+  if (model_name.empty()) out.config_source = source.architecture_source;
+  return out;
+}
+
+ModelFromWeights model_to_describe(const std::string& model, int nc, const fs::path& weights) {
+  ModelFromWeights out;
+  if (is_weights_file(model)) {
+    out = load_model_from_weights(model, "", "");
   } else {
-    model::load_weights(*out.model, pt->weights, "weights file " + weights.string());
+    out.name = model::parse_model_name(model);
+    out.task = make_task_definition(out.name.task);
+    out.model = model::build_yolo_model(out.name, nc);
+  }
+  if (!weights.empty()) {
+    const WeightsSource extra = read_weights_source(weights);
+    model::load_weights(*out.model, extra.weights, extra.describe());
   }
   return out;
+}
+
+model::ModelName adopt_weights_architecture(const WeightsSource& source, bool model_given,
+                                            core::TrainConfig& config) {
+  const bool own_model = source.reference || !model_given || is_weights_file(config.model.model);
+  const model::ModelName name = own_model && source.architecture
+                                    ? architecture_for(source, "")
+                                    : architecture_for(source, config.model.model, config.run.task);
+  if (own_model && source.reference && config.model.model != name.display() &&
+      config.model.model != source.path.string()) {
+    spdlog::info("model: {} from the reference checkpoint {} (the config's {} is not used)",
+                 name.display(), source.path.string(), config.model.model);
+  } else if (own_model && source.architecture && !source.reference) {
+    spdlog::info("model: {} as its run recorded it ({})", name.display(),
+                 source.architecture_source.string());
+  }
+  config.model.model = name.display();
+  config.run.task = name.task;
+  return name;
+}
+
+model::YoloModel inference_copy(model::YoloModelImpl& model, const c10::Device& device,
+                                bool use_one2many) {
+  model.to(device);
+  model::YoloModel fused = model::fused_copy(model);
+  model::keep_decoded_branch(*fused, use_one2many);
+  return fused;
 }
 
 }  // namespace trainer::engine

@@ -1,8 +1,8 @@
-// See task.h.
+// See task_definition.h.
 #include "engine/task/task_definition.h"
 
 #include "core/error.h"
-#include "engine/checkpoint/model_source.h"
+#include "engine/checkpoint/weights_source.h"
 #include "engine/task/detect_task.h"
 #include "engine/task/obb_task.h"
 #include "engine/task/pose_task.h"
@@ -26,11 +26,9 @@ std::unique_ptr<TaskDefinition> make_task_definition(core::Task task) {
 
 core::Task resolved_task(const core::TrainConfig& config) {
   if (!config.run.task && is_weights_file(config.model.model)) {
-    try {
-      return architecture_of(config.model.model).task;
-    } catch (const core::ConfigError&) {
-      // No record of its architecture: the name rule below (and the model loader's own error).
-    }
+    // A command that has read the weights sets `task` from them first; this is for one that has
+    // not (a library caller), at the cost of a read.
+    if (const auto name = read_weights_source(config.model.model).architecture) return name->task;
   }
   return core::resolve_task(config.run.task, config.model.model);
 }

@@ -1,6 +1,7 @@
 // The task seam: every task has a definition; each turns a validation into its columns, fitness
 // and table.
 #include <doctest/doctest.h>
+#include <torch/torch.h>
 
 #include <cmath>
 
@@ -10,6 +11,7 @@
 #include "engine/task/pose_task.h"
 #include "engine/task/segment_task.h"
 #include "engine/task/task_definition.h"
+#include "model/weights_io.h"
 #include "test_support.h"
 
 using namespace trainer;
@@ -160,7 +162,8 @@ TEST_CASE("resolved_task: a weights file's task is the one its run recorded, els
   test::TempDir dir;
   const auto run = dir / "runs" / "x";
   std::filesystem::create_directories(run / "weights");
-  test::write_text(run / "weights" / "best.pt", "not read here");
+  torch::nn::Linear tensors(2, 2);  // the file's tensors: only its run's record names the model
+  model::save_weights(*tensors, run / "weights" / "best.pt");
   // `model: yolo26t` with `task: segment` trained the segment head.
   test::write_text(run / "args.yaml", "model: yolo26t\ntask: segment\n");
   core::TrainConfig config;
@@ -173,7 +176,7 @@ TEST_CASE("resolved_task: a weights file's task is the one its run recorded, els
   // No record beside the weights: the name rule (detect), the loader then names what is missing.
   config.run.task.reset();
   config.model.model = (dir / "loose.pt").string();
-  test::write_text(dir / "loose.pt", "x");
+  model::save_weights(*tensors, dir / "loose.pt");
   CHECK(engine::resolved_task(config) == core::Task::kDetect);
   config.model.model = "yolo11s-seg";
   CHECK(engine::resolved_task(config) == core::Task::kSegment);
