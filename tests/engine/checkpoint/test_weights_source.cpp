@@ -109,7 +109,7 @@ TEST_CASE("weights source: a .ckpt is read once for its run's config and EMA wei
   CHECK(source.describe() == path.string() + " (EMA weights)");
 }
 
-TEST_CASE("weights source: a plain .pt records no model; a missing or foreign file is named") {
+TEST_CASE("weights source: a plain .pt records no model, a missing or foreign file is named") {
   test::TempDir dir;
   torch::nn::Linear tensors(2, 2);
   model::save_weights(*tensors, dir / "loose.pt");
