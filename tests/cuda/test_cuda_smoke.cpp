@@ -538,9 +538,9 @@ TEST_CASE("cuda: host syncs of one training step and one validation batch (sync-
 
 TEST_CASE("cuda: cuda_graph captures the step, replays it without syncs, and follows eager") {
   // fp32 without TF32, so the two runs differ only by the capturable optimizer's rounding and
-  // bf16 Newton-Schulz (the CPU test's bounds, tests/engine/test_cuda_graph_step.cpp). The graph
-  // run: 3 eager warm-up batches, A captured on the 4th, B at the 4th's optimizer step, replays
-  // from then on; a state replacement (rollback) recaptures both after a new warm-up.
+  // bf16 Newton-Schulz (the CPU test's bounds, tests/engine/static_step/test_cuda_graph_step.cpp).
+  // The graph run: 3 eager warm-up batches, A captured on the 4th, B at the 4th's optimizer step,
+  // replays from then on; a state replacement (rollback) recaptures both after a new warm-up.
   if (!cuda_ready()) return;
 #ifdef TRAINER_WITH_CUDA
   disable_tf32();
