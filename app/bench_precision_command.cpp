@@ -16,6 +16,7 @@
 #include "core/config_loader.h"
 #include "core/config_writer.h"
 #include "data/loader.h"
+#include "engine/batch_targets.h"
 #include "engine/device/memory_format.h"
 #include "engine/precision/precision_compare.h"
 #include "engine/training_context.h"
@@ -41,11 +42,8 @@ int run_bench_precision(const PrecisionCli& opts) {
   if (!batch) throw core::InputError("bench precision: the training split gave no batch");
   const auto images = data::images_to_device(batch->images, ctx.device, torch::kFloat,
                                              engine::model_memory_format(config, ctx.device));
-  const engine::PrecisionComparison c =
-      engine::compare_precisions(*ctx.net.model, *ctx.net.criterion, images,
-                                 loss::LossTargets{batch->labels, batch->keypoints, batch->rboxes,
-                                                   batch->masks, batch->overlap_masks},
-                                 ctx.device);
+  const engine::PrecisionComparison c = engine::compare_precisions(
+      *ctx.net.model, *ctx.net.criterion, images, engine::loss_targets_of(*batch), ctx.device);
 
   bench::Json j;
   j["benchmark"] = "precision";

@@ -4,14 +4,8 @@
 // no torchrun around it, it starts one rank per device itself and waits for them.
 #include <unistd.h>
 
-#include <csignal>
-
-#include <cstdio>
-#include <cstdlib>
-#include <functional>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,84 +13,12 @@
 #include "app/config_args.h"
 #include "app/usage.h"
 #include "core/error.h"
-#include "core/fault_hooks.h"
 #include "engine/checkpoint/fit_start.h"
 #include "engine/device/rank_setup.h"
 #include "engine/trainer.h"
 
 namespace trainer::app {
 namespace {
-
-// Fault injection for the fault scripts (scripts/ddp_test.sh): TRAINER_FAULT_NON_FINITE=R:E:B makes
-// rank R's loss non-finite at batch B of epoch E (both 0-based) once, as a diverging run would.
-// Honoured only with the test switch TRAINER_TEST_HOOKS=1 (core/fault_hooks.h); else no fault.
-std::function<bool(int64_t, int64_t)> non_finite_fault(int rank) {
-  const auto setting = core::fault_setting("TRAINER_FAULT_NON_FINITE");
-  if (!setting) return {};
-  const char* spec = setting->c_str();
-  int r = -1;
-  long long e = -1, b = -1;
-  if (std::sscanf(spec, "%d:%lld:%lld", &r, &e, &b) != 3) {
-    throw core::ConfigError(std::string("TRAINER_FAULT_NON_FINITE: '") + spec +
-                            "' is not RANK:EPOCH:BATCH");
-  }
-  if (r != rank) return {};
-  auto fired = std::make_shared<bool>(false);  // once: the redone epoch then runs clean
-  return [e, b, fired](int64_t epoch, int64_t batch) {
-    if (*fired || epoch != e || batch != b) return false;
-    *fired = true;
-    return true;
-  };
-}
-
-// TRAINER_FAULT_KILL=A:R:E:B[,...] (with TRAINER_TEST_HOOKS=1; scripts/elastic_test.sh): on
-// attempt A of an elastic job (TORCHELASTIC_RESTART_COUNT, 0 outside torchrun) rank R kills itself
-// with SIGKILL before training batch B of epoch E, or for B = vN after its validation batch N of
-// epoch E (0-based), as an OOM kill or a lost node would end it.
-struct KillPoint {
-  int64_t epoch = -1;
-  int64_t batch = -1;
-  bool validation = false;
-};
-
-std::vector<KillPoint> kill_points(int rank) {
-  const auto setting = core::fault_setting("TRAINER_FAULT_KILL");
-  std::vector<KillPoint> points;
-  if (!setting) return points;
-  const char* attempt_text = std::getenv("TORCHELASTIC_RESTART_COUNT");
-  const int attempt = attempt_text ? std::atoi(attempt_text) : 0;
-  std::stringstream list(*setting);
-  std::string spec;
-  while (std::getline(list, spec, ',')) {
-    int a = -1, r = -1;
-    long long e = -1, b = -1;
-    char v = 0;
-    KillPoint p;
-    if (std::sscanf(spec.c_str(), "%d:%d:%lld:v%lld", &a, &r, &e, &b) == 4) {
-      p.validation = true;
-    } else if (std::sscanf(spec.c_str(), "%d:%d:%lld:%lld%c", &a, &r, &e, &b, &v) != 4) {
-      throw core::ConfigError("TRAINER_FAULT_KILL: '" + spec +
-                              "' is not ATTEMPT:RANK:EPOCH:BATCH or ATTEMPT:RANK:EPOCH:vBATCH");
-    }
-    p.epoch = e;
-    p.batch = b;
-    if (a == attempt && r == rank) points.push_back(p);
-  }
-  return points;
-}
-
-std::function<void(int64_t, int64_t)> kill_at(const std::vector<KillPoint>& points,
-                                              bool validation) {
-  std::vector<KillPoint> mine;
-  for (const auto& p : points)
-    if (p.validation == validation) mine.push_back(p);
-  if (mine.empty()) return {};
-  return [mine](int64_t epoch, int64_t batch) {
-    for (const auto& p : mine) {
-      if (p.epoch == epoch && p.batch == batch) ::raise(SIGKILL);
-    }
-  };
-}
 
 Usage fit_usage() {
   return {
@@ -154,10 +76,7 @@ Command register_fit_command(CLI::App& app, const GlobalOptions& /*global*/) {
             fit_options.world_size = ranks.env.world_size;
             fit_options.local_rank = ranks.env.local_rank;
             fit_options.local_world_size = ranks.env.local_world_size;
-            fit_options.inject_non_finite = non_finite_fault(ranks.env.rank);
-            const auto kills = kill_points(ranks.env.rank);
-            fit_options.before_batch = kill_at(kills, /*validation=*/false);
-            fit_options.after_validation_batch = kill_at(kills, /*validation=*/true);
+            fit_options.hooks = engine::fault_hooks_from_environment(ranks.env.rank);
             const auto result = engine::fit(start.config, fit_options);
             if (fit_options.rank != 0) return 0;
             std::cout << "run folder: " << result.run_dir.string() << "\n";
@@ -173,8 +92,8 @@ Command register_fit_command(CLI::App& app, const GlobalOptions& /*global*/) {
                           << ", mAP50 " << val.second_metric->map50;
               }
               if (val.second_coco) {
-                std::cout << ", COCO " << (val.second_name == "pose" ? "keypoint" : val.second_name)
-                          << " AP " << val.second_coco->stats[0];
+                std::cout << ", COCO " << val.second_coco_name << " AP "
+                          << val.second_coco->stats[0];
               }
               std::cout << "\n";
             }

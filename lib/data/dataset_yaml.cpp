@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+#include <atomic>
 #include <cmath>
 
 #include <cstdlib>
@@ -227,7 +228,16 @@ DatasetSpec parse_dataset(const fs::path& file, bool check_paths) {
 
 }  // namespace
 
+namespace {
+std::atomic<int64_t> dataset_yaml_load_count{0};
+}  // namespace
+
+int64_t dataset_yaml_loads() {
+  return dataset_yaml_load_count.load();
+}
+
 DatasetSpec load_dataset_yaml(const fs::path& file, bool check_paths) {
+  ++dataset_yaml_load_count;
   try {
     return parse_dataset(file, check_paths);
   } catch (const YAML::Exception& e) {  // a value of the wrong shape (a list where a name belongs)

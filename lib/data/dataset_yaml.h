@@ -45,6 +45,9 @@ struct DatasetSpec {
 // core::ConfigError naming the file, line and key.
 DatasetSpec load_dataset_yaml(const std::filesystem::path& file, bool check_paths = true);
 
+// How many times load_dataset_yaml ran in this process (tests count a fit's reads: one).
+int64_t dataset_yaml_loads();
+
 // Expands ${VAR} and ${VAR:-default} from the environment; an unset ${VAR} without a default is an
 // error (std::runtime_error naming the variable).
 std::string expand_env(const std::string& text);

@@ -101,9 +101,9 @@ class FitRun {
   std::chrono::steady_clock::time_point start_;
 
   core::TrainConfig user_config_;
-  core::TrainConfig config_;    // this rank's (its device; the run's task)
-  core::TrainConfig recorded_;  // what args.yaml records: the user's, with the run's task
-  std::optional<ModelSource> source_;
+  core::TrainConfig config_;           // this rank's (its device; the run's task)
+  core::TrainConfig recorded_;         // what args.yaml records: the user's, with the run's task
+  std::optional<RunSources> sources_;  // read in open_run, moved into the context
   RunFolder folder_;
   std::filesystem::path weights_dir_;
   std::optional<core::RunLock> lock_;  // one live run per folder (rank 0 holds it)

@@ -76,19 +76,18 @@ TrainedEpoch FitRun::train_one_epoch(int64_t epoch) {
   progress_->start_epoch(epoch);
   const bool previews =
       main_rank_ && config_.run.plots && epoch == start_epoch_ && start_epoch_ == 0;
+  const FitHooks& hooks = options_.hooks;
   int64_t i = 0;
   while (auto batch = ctx.inputs.train_loader->next()) {
     const int64_t ni = i + nb * epoch;
     step.apply_schedule(ni);
-    if (options_.before_batch) options_.before_batch(epoch, i);
-    if (options_.inject_non_finite && options_.inject_non_finite(epoch, i)) step.poison_next_loss();
-    step.run(*batch, ni);
-    if (options_.observe_optimizer_step && step.last_opt_step() == ni) {
-      options_.observe_optimizer_step(epoch, i);
-    }
+    if (hooks.before_batch) hooks.before_batch(epoch, i);
+    if (hooks.inject_non_finite && hooks.inject_non_finite(epoch, i)) step.poison_next_loss();
+    const bool stepped = step.run(*batch, ni);
+    if (hooks.observe_optimizer_step && stepped) hooks.observe_optimizer_step(epoch, i);
     // `time`: stop at the first optimizer step past the budget (the reference's rule); under
     // data-parallel training the ranks agree after every optimizer step, as the reference does.
-    if (budget_->active() && step.last_opt_step() == ni) {
+    if (budget_->active() && stepped) {
       trained.out_of_time = budget_->exhausted(elapsed());
       if (group_) trained.out_of_time = group_->any(trained.out_of_time);
     }
@@ -147,8 +146,8 @@ std::optional<ValidationResult> FitRun::validate_ema(int64_t epoch, bool final_e
   auto vo = ValidationOptions::from_config(config_);
   vo.bf16 = ctx.bf16();  // the run's precision, `auto` resolved
   vo.keep_detections = config_.run.save_json && final_epoch;
-  if (options_.after_validation_batch) {
-    vo.after_batch = [this, epoch](int64_t b) { options_.after_validation_batch(epoch, b); };
+  if (options_.hooks.after_validation_batch) {
+    vo.after_batch = [this, epoch](int64_t b) { options_.hooks.after_validation_batch(epoch, b); };
   }
   // Scored on a BN-folded copy of the EMA weights, as the reference validates a fused model;
   // eval_model_ keeps its BatchNorms for the .pt export.

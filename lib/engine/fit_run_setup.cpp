@@ -65,12 +65,12 @@ void FitRun::open_run(const core::TrainConfig& user_config) {
                                        group_ ? options_.local_world_size : 1);
   // Every check that loads no data, before the run folder and the configuration table: a bad
   // device, model name, dataset yaml or weights file is the first thing reported, and nothing is
-  // written. The model source is read here, once: a weights file's architecture, task and tensors.
-  (void)check_run_config(config_, group_ ? group_->size() : options_.world_size);
-  source_ = read_model_source(config_);
+  // written. The run's sources are read here, once: the dataset yaml, and a weights file's
+  // architecture, task and tensors; build_training() hands them on.
+  sources_ = read_run_sources(config_, group_ ? group_->size() : options_.world_size);
   config_.run.task =
-      resolved_task(config_, *source_);  // a weights file's own, recorded in args.yaml
-  recorded_ = user_config;               // the device list kept
+      resolved_task(config_, sources_->model);  // a weights file's own, recorded in args.yaml
+  recorded_ = user_config;                      // the device list kept
   recorded_.run.task = config_.run.task;
 
   // Run folder: a resumed run continues in its own folder (runs/x/weights/last.ckpt -> runs/x).
@@ -127,8 +127,8 @@ int64_t FitRun::build_training() {
   context_options.group = group_;
   context_options.show_progress = options_.interactive && main_rank_;
   context_options.need_val = true;  // every rank validates its share
-  ctx_.emplace(build_training_context(config_, std::move(*source_), context_options));
-  source_.reset();
+  ctx_.emplace(build_training_context(config_, std::move(*sources_), context_options));
+  sources_.reset();
   TrainingContext& ctx = *ctx_;
   ctx.config.run.device = user_config_.run.device;              // checkpoints keep the device list
   if (ctx.config.model.cls_width != config_.model.cls_width) {  // fine-tuning rebuilt the branches

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+#include <c10/core/MemoryFormat.h>
 
 #include <cstdint>
 #include <memory>
@@ -23,7 +25,28 @@ class StepScalars;
 namespace trainer::engine {
 
 struct TrainingContext;
+struct TrainedNetwork;
+struct Optimization;
 class CudaGraphStep;
+
+// What the step reads of the run's config and device, resolved once when the step is made: the
+// hot path reads these values, not the config.
+struct StepSettings {
+  c10::Device device{c10::kCPU};
+  c10::MemoryFormat memory_format = c10::MemoryFormat::Contiguous;  // of the images it feeds
+  bool bf16 = false;            // forward and loss under BF16 autocast
+  bool static_shapes = false;   // targets capped and packed to max_instances rows
+  int64_t max_instances = 0;    // static_shapes' cap
+  bool cuda_graph = false;      // the static step replayed as CUDA graphs
+  double max_grad_norm = 10.0;  // clip_grad_norm's bound
+  double multi_scale = 0.0;     // the image size's random range (0: off)
+  int64_t imgsz = 640;          // multi_scale's centre
+  uint64_t seed = 0;            // multi_scale's draw is a function of (seed, ni)
+  int world_size = 1;           // data-parallel: each rank's loss is scaled by it
+};
+
+// The settings of `context`'s run.
+StepSettings step_settings(const TrainingContext& context);
 
 // Stage edges for the breakdown run: each is called after a device sync, with the stage name.
 struct StageClock {
@@ -43,8 +66,12 @@ class TrainStep {
   // decay are functions of ni alone).
   void apply_schedule(int64_t ni);
 
-  // Runs one batch. `clock` (breakdown runs only) gets a mark after each stage, with a sync.
-  void run(const data::Batch& batch, int64_t ni, StageClock* clock = nullptr);
+  // Runs one batch: forward, loss and backward, then, when `accumulate` batches have been seen
+  // since the last one, the optimizer step (clip, step, zero, EMA). Returns whether that step
+  // happened. `clock` (breakdown runs only) gets a mark after each stage, with a sync.
+  bool run(const data::Batch& batch, int64_t ni, StageClock* clock = nullptr);
+
+  const StepSettings& settings() const { return settings_; }
 
   // Running sums since reset_epoch(): the task's loss items (one per TrainedNetwork::columns
   // loss name), batch count, instances of the last batch.
@@ -79,18 +106,28 @@ class TrainStep {
   // Static shapes: the batch's targets capped at max_instances and packed on the device.
   loss::GtTargets prepare_static(const loss::LossTargets& targets, int64_t batch, int64_t height,
                                  int64_t width);
+  // The eager path's half before the optimizer: the device copy, multi_scale, forward, loss,
+  // backward.
+  void accumulate_eager(const data::Batch& batch, const loss::LossTargets& targets, int64_t ni,
+                        StageClock* clock);
+  // cuda_graph: the same half through the graph runner; the breakdown's stages are the replays
+  // ("h2d": the targets' packing and copy; "backward": the batch's copy into the static buffers,
+  // forward, loss and backward).
+  void accumulate_graphed(const data::Batch& batch, const loss::LossTargets& targets,
+                          StageClock* clock);
   // Forward + loss under autocast, the fault hook, backward, the running sums.
   void forward_backward(const at::Tensor& images, const loss::LossTargets& targets,
                         const loss::GtTargets& prepared, StageClock* clock);
-  // cuda_graph: the breakdown's stages are the replays ("h2d": the targets' packing and copy;
-  // "backward": the batch's copy into the static buffers, forward, loss and backward;
-  // "optimizer": clip, step and EMA).
-  void run_graphed(const data::Batch& batch, int64_t ni, StageClock* clock);
-  void optimizer_step(StageClock* clock);
-  // cuda_graph: clip, capturable step, gradients zeroed in place, EMA by its weight slot.
-  void graphed_optimizer_body();
+  // cuda_graph: the optimizer half replayed ("optimizer": clip, step and EMA).
+  void optimizer_step_graphed(StageClock* clock);
+  // The one tail of both paths: clip -> step -> zero grads -> EMA. With cuda_graph (inside a
+  // capture or its eager warm-up) the norm goes to a fixed address, the gradients are zeroed in
+  // place and the EMA reads its weight from a device slot.
+  void clip_step_ema(StageClock* clock);
 
-  TrainingContext& ctx_;
+  StepSettings settings_;
+  TrainedNetwork& net_;
+  Optimization& optimization_;
   int64_t accumulate_ = 1;
   int64_t last_opt_step_ = -1;
   at::Tensor loss_sum_;

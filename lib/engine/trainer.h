@@ -14,6 +14,7 @@
 #include "core/config.h"
 #include "distributed/group.h"
 #include "engine/checkpoint/resume.h"  // load_fit_config, resume_config: the configs fit() takes
+#include "engine/fit_hooks.h"
 #include "engine/validator.h"
 
 namespace trainer::engine {
@@ -37,15 +38,8 @@ struct FitOptions {
   // The job's records under torchrun's agent (null elsewhere): rank 0 leaves the run folder and
   // each committed epoch there for a restarted attempt.
   std::shared_ptr<distributed::JobRecords> records;
-  // Fault injection for tests: called before each batch with (epoch, batch index); returning true
-  // makes that batch's loss non-finite (NaN), as a diverging run would.
-  std::function<bool(int64_t epoch, int64_t batch)> inject_non_finite;
-  // For the fault tests: called before each training batch, and after each validation batch of
-  // this rank, with (epoch, batch index).
-  std::function<void(int64_t epoch, int64_t batch)> before_batch;
-  std::function<void(int64_t epoch, int64_t batch)> after_validation_batch;
-  // For tests: called after each batch whose step ran the optimizer, with (epoch, batch index).
-  std::function<void(int64_t epoch, int64_t batch)> observe_optimizer_step;
+  // Fault injection and observation for the tests (engine/fit_hooks.h); empty in a real run.
+  FitHooks hooks;
 };
 
 struct FitResult {

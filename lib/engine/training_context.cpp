@@ -321,19 +321,26 @@ Optimization build_optimization(TrainingContext& ctx) {
 
 }  // namespace
 
-TrainingContext build_training_context(const core::TrainConfig& config,
-                                       const ContextOptions& options) {
-  return build_training_context(config, read_model_source(config), options);
+RunSources read_run_sources(const core::TrainConfig& config, int world_size) {
+  RunSources sources;
+  sources.dataset_yaml = check_run_config(config, world_size);  // first: no weights file read
+  sources.model = read_model_source(config);
+  return sources;
 }
 
-TrainingContext build_training_context(const core::TrainConfig& config, ModelSource source,
+TrainingContext build_training_context(const core::TrainConfig& config,
+                                       const ContextOptions& options) {
+  const int world_size = options.group ? options.group->size() : options.world_size;
+  return build_training_context(config, read_run_sources(config, world_size), options);
+}
+
+TrainingContext build_training_context(const core::TrainConfig& config, RunSources sources,
                                        const ContextOptions& options) {
   TrainingContext ctx;
   start_run(ctx, config, options);
   const int world_size = ctx.group ? ctx.group->size() : options.world_size;
-  const data::DatasetSpec yaml_spec = check_run_config(config, world_size);
-  ctx.inputs = load_inputs(config, yaml_spec, options, ctx.group.get());
-  build_model(ctx, std::move(source));
+  ctx.inputs = load_inputs(config, sources.dataset_yaml, options, ctx.group.get());
+  build_model(ctx, std::move(sources.model));
   // Phase 4: the precision, decided on the built model (the `auto` probe runs it).
   ctx.precision =
       choose_precision(config.run.precision, *ctx.net.model, ctx.device, config.data.imgsz,

@@ -97,17 +97,25 @@ struct ContextOptions {
 };
 
 // The checks of a run's config that load no data: device, model name, dropout, batch over the
-// `world_size` ranks, the dataset yaml (returned, parsed). fit() runs them before it creates the
-// run folder and prints the configuration, so a bad config is reported first and leaves nothing
-// behind; build_training_context runs them too. Throws core::ConfigError.
+// `world_size` ranks, the dataset yaml (returned, parsed). Throws core::ConfigError.
 data::DatasetSpec check_run_config(const core::TrainConfig& config, int world_size);
 
+// What a run reads before it loads any data: its config checked (check_run_config, with the
+// dataset yaml it parsed) and its model source (one read of a weights file). fit() reads them
+// before it creates the run folder and prints the configuration, so a bad config is reported
+// first and leaves nothing behind, and hands them on: each is read once per run.
+struct RunSources {
+  data::DatasetSpec dataset_yaml;
+  ModelSource model;
+};
+RunSources read_run_sources(const core::TrainConfig& config, int world_size);
+
 // Builds the context; logs the dataset summaries and the optimizer choice. Throws
-// core::ConfigError / core::InputError for bad configs or data. The first form reads the model
-// source itself (read_model_source); fit() passes the one it read before opening the run.
+// core::ConfigError / core::InputError for bad configs or data. The first form reads the run's
+// sources itself (read_run_sources); fit() passes the ones it read before opening the run.
 TrainingContext build_training_context(const core::TrainConfig& config,
                                        const ContextOptions& options = {});
-TrainingContext build_training_context(const core::TrainConfig& config, ModelSource source,
+TrainingContext build_training_context(const core::TrainConfig& config, RunSources sources,
                                        const ContextOptions& options);
 
 // The model, parameter names as the reference's state-dict keys (parameters then buffers).

@@ -24,8 +24,9 @@ struct ValidationResult {
   // only with keep_detections, whose masks are then encoded as RLE) and its name in summaries.
   std::optional<eval::ReferenceMetric::Result> second_metric;
   std::optional<eval::CocoStats> second_coco;
-  std::string second_name;  // "pose", "mask"
-  double fitness = 0;       // the task's rule (TaskDefinition::fitness): picks the best checkpoint
+  std::string second_name;       // "pose", "mask"
+  std::string second_coco_name;  // its COCO protocol's: "keypoint", "mask"
+  double fitness = 0;  // the task's rule (TaskDefinition::fitness): picks the best checkpoint
   std::vector<double> loss_items;  // the criterion's items (o2o for end-to-end); empty without one
   int64_t images = 0;
   double preprocess_ms = 0, inference_ms = 0, postprocess_ms = 0;  // per image

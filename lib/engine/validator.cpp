@@ -9,6 +9,7 @@
 #include "core/autocast_guard.h"
 #include "data/loader_options.h"
 #include "distributed/group.h"
+#include "engine/batch_targets.h"
 #include "engine/device/device.h"
 #include "engine/device/memory_format.h"
 #include "engine/task/task_definition.h"
@@ -151,13 +152,9 @@ ValidationResult Validator::run(model::YoloModelImpl& model, loss::YoloLoss* cri
 
     t0 = Clock::now();
     if (criterion) {  // summed on the device: read once after the last batch
-      const at::Tensor items =
-          (*criterion)(raw,
-                       loss::LossTargets{batch->labels, batch->keypoints, batch->rboxes,
-                                         batch->masks, batch->overlap_masks},
-                       images.size(0))
-              .items.detach()
-              .to(torch::kFloat);
+      const at::Tensor items = (*criterion)(raw, loss_targets_of(*batch), images.size(0))
+                                   .items.detach()
+                                   .to(torch::kFloat);
       if (group_) {
         batch_items = items;
       } else {

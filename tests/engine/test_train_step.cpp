@@ -47,6 +47,41 @@ struct NormAfterBackward : engine::StageClock {
 
 }  // namespace
 
+TEST_CASE("train step: step_settings are the run's config and device, read once") {
+  TempDir dir;
+  core::TrainConfig config = test::tiny_fit_config(dir.path(), "settings", 1);
+  config.run.static_shapes = true;
+  config.data.max_instances = 17;
+  config.optim.max_grad_norm = 3.5;
+  config.run.seed = 42;
+  engine::ContextOptions options;
+  options.need_val = false;
+  options.show_progress = false;
+  engine::TrainingContext ctx = engine::build_training_context(config, options);
+  const engine::StepSettings s = engine::step_settings(ctx);
+  CHECK(s.device == c10::Device(c10::kCPU));
+  CHECK_FALSE(s.bf16);  // precision fp32
+  CHECK(s.static_shapes);
+  CHECK(s.max_instances == 17);
+  CHECK_FALSE(s.cuda_graph);
+  CHECK(s.max_grad_norm == 3.5);
+  CHECK(s.multi_scale == 0.0);
+  CHECK(s.imgsz == 128);
+  CHECK(s.seed == 42u);
+  CHECK(s.world_size == 1);
+  // The step holds these values, not the config: a later config edit does not reach it.
+  engine::TrainStep step(ctx);
+  ctx.config.optim.max_grad_norm = 99.0;
+  CHECK(step.settings().max_grad_norm == 3.5);
+
+  // multi_scale (which static_shapes refuses) in a run of its own.
+  config.run.static_shapes = false;
+  config.augment.multi_scale = 0.25;
+  const engine::TrainingContext scaled = engine::build_training_context(config, options);
+  CHECK(engine::step_settings(scaled).multi_scale == 0.25);
+  CHECK_FALSE(engine::step_settings(scaled).static_shapes);
+}
+
 TEST_CASE("train step: apply_schedule sets each group's lr and momentum and the accumulation") {
   TempDir dir;
   engine::TrainingContext ctx = tiny_context(dir.path(), 16);
@@ -87,8 +122,8 @@ TEST_CASE("train step: an optimizer step every `accumulate` batches, EMA after e
   REQUIRE(batch.has_value());
   step.apply_schedule(ni);
   REQUIRE(step.accumulate() == 2);
-  step.run(*batch, ni);
-  CHECK(step.last_opt_step() == nw);  // accumulated, not stepped
+  CHECK_FALSE(step.run(*batch, ni));  // accumulated, not stepped
+  CHECK(step.last_opt_step() == nw);
   CHECK(ctx.optimization.ema->updates() == updates_before);
   const double norm = total_grad_norm(ctx.net.trainable);
   CHECK(norm > 0.0);  // the gradients wait for the next batch
@@ -97,7 +132,7 @@ TEST_CASE("train step: an optimizer step every `accumulate` batches, EMA after e
   REQUIRE(batch.has_value());
   step.apply_schedule(ni);
   NormAfterBackward clock(ctx.net.trainable);
-  step.run(*batch, ni, &clock);
+  CHECK(step.run(*batch, ni, &clock));
   CHECK(step.last_opt_step() == ni);
   CHECK(ctx.optimization.ema->updates() == updates_before + 1);
   CHECK(total_grad_norm(ctx.net.trainable) == 0.0);  // zeroed after the step

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/run_lock.h"
+#include "data/dataset_yaml.h"
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/log/results_log.h"
 #include "engine/trainer.h"
@@ -38,8 +39,10 @@ TEST_CASE("fit: a tiny model trains, validates, checkpoints and logs results") {
   test::TempDir dir;
   auto config = test::tiny_fit_config(dir.path(), "run", 4);
   config.run.plots = true;
+  const int64_t yaml_reads = data::dataset_yaml_loads();
   const auto result = engine::fit(config);
   CHECK(result.epochs_completed == 4);
+  CHECK(data::dataset_yaml_loads() - yaml_reads == 1);  // was 2: checked again in the context
   const auto run = result.run_dir;
   CHECK(std::filesystem::exists(run / "weights" / "last.ckpt"));
   CHECK(std::filesystem::exists(run / "weights" / "best.ckpt"));
@@ -120,7 +123,7 @@ TEST_CASE("fit: a non-finite loss under accumulation rolls back, redoes the epoc
   int epoch1_starts = 0;
   bool injected = false;
   engine::FitOptions options;
-  options.inject_non_finite = [&](int64_t epoch, int64_t batch) {
+  options.hooks.inject_non_finite = [&](int64_t epoch, int64_t batch) {
     if (epoch == 1 && batch == 0) ++epoch1_starts;
     if (epoch == 1 && batch == 1 && !injected) return injected = true;
     return false;
@@ -151,12 +154,14 @@ TEST_CASE("fit: non-finite in the first epoch, or a replaced last.ckpt, stops wi
   auto config = test::tiny_fit_config(dir.path(), "first", 2);
   config.run.val = false;
   engine::FitOptions first;
-  first.inject_non_finite = [](int64_t epoch, int64_t batch) { return epoch == 0 && batch == 1; };
+  first.hooks.inject_non_finite = [](int64_t epoch, int64_t batch) {
+    return epoch == 0 && batch == 1;
+  };
   CHECK_THROWS_WITH(engine::fit(config, first), doctest::Contains("no checkpoint to go back to"));
 
   config.run.name = "replaced";
   engine::FitOptions replaced;
-  replaced.inject_non_finite = [&](int64_t epoch, int64_t batch) {
+  replaced.hooks.inject_non_finite = [&](int64_t epoch, int64_t batch) {
     if (epoch != 1 || batch != 0) return false;
     // Something else writes weights/last.ckpt (another run, a copy): the rollback refuses it.
     const auto file = dir.path() / "replaced" / "weights" / "last.ckpt";
@@ -210,12 +215,12 @@ TEST_CASE("fit: a rollback under accumulate 4 redoes the epoch on the same optim
   std::vector<std::vector<int64_t>> attempts;  // the optimizer-step batches of each epoch run
   bool injected = false;
   engine::FitOptions options;
-  options.inject_non_finite = [&](int64_t epoch, int64_t batch) {
+  options.hooks.inject_non_finite = [&](int64_t epoch, int64_t batch) {
     if (batch == 0) attempts.emplace_back();
     if (epoch == 1 && batch == 5 && !injected) return injected = true;
     return false;
   };
-  options.observe_optimizer_step = [&](int64_t, int64_t batch) {
+  options.hooks.observe_optimizer_step = [&](int64_t, int64_t batch) {
     attempts.back().push_back(batch);
   };
   const auto result = engine::fit(config, options);

@@ -33,6 +33,8 @@ TEST_CASE("fit: the coco8-pose overfit recipe reaches its golden keypoint mAP ba
   REQUIRE(result.last_validation);
   const auto& val = *result.last_validation;
   REQUIRE(val.second_metric);
+  CHECK(val.second_name == "pose");  // the summary line's names
+  CHECK(val.second_coco_name == "keypoint");
   const double pose_map = val.second_metric->map50_95;
   const double box_map = val.metric.map50_95;
   const auto pose_band = golden["band"]["pose_map50_95"];

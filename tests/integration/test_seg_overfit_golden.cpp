@@ -34,6 +34,8 @@ TEST_CASE("fit: the coco8 segmentation overfit recipe reaches its golden mask mA
   REQUIRE(result.last_validation);
   const auto& val = *result.last_validation;
   REQUIRE(val.second_metric);
+  CHECK(val.second_name == "mask");  // the summary line's names
+  CHECK(val.second_coco_name == "mask");
   const double mask_map = val.second_metric->map50_95;
   const double box_map = val.metric.map50_95;
   const auto mask_band = golden["band"]["mask_map50_95"];

@@ -65,6 +65,7 @@ void PoseScorer::finish(const data::CocoFile* coco_truth,
                         const std::vector<eval::Detection>& detections, ValidationResult& result) {
   BoxScorer::finish(coco_truth, detections, result);
   result.second_name = "pose";
+  result.second_coco_name = "keypoint";
   result.second_metric = pose_metric_.compute();
   if (!coco_truth) return;
   eval::CocoEvalOptions keypoints;

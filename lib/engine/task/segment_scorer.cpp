@@ -59,6 +59,7 @@ void SegmentScorer::finish(const data::CocoFile* coco_truth,
                            ValidationResult& result) {
   BoxScorer::finish(coco_truth, detections, result);
   result.second_name = "mask";
+  result.second_coco_name = "mask";
   result.second_metric = mask_metric_.compute();
   if (!coco_truth || !setup_.keep_detections) return;  // masks are RLE only when kept
   eval::CocoEvalOptions segm;
