@@ -20,22 +20,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-const char* schedule_name(optim::MuonSchedule s) {
-  switch (s) {
-    case optim::MuonSchedule::kScalar:
-      return "scalar";
-    case optim::MuonSchedule::kBatched:
-      return "batched";
-    case optim::MuonSchedule::kPadded:
-      return "padded";
-  }
-  return "?";
-}
-
-const char* ema_name(optim::EmaSchedule s) {
-  return s == optim::EmaSchedule::kScalar ? "scalar" : "foreach";
-}
-
 // Holds the model's parameter set, the fixed gradients and the starting values, and times arms.
 class Harness {
  public:
@@ -254,26 +238,27 @@ Json run_optim_bench(torch::nn::Module& model, const OptimBenchOptions& options,
     bj["ns_batches"] = opt->last_buckets().size();
     bj["padded_batches"] = padded;
     bj["batched_matrices"] = members;
-    buckets[schedule_name(s)] = bj;
+    buckets[optim::muon_schedule_name(s)] = bj;
   }
   j["buckets"] = buckets;
   j["order"] = "each round runs every arm once in the listed order; arm value = median step time";
 
   auto optimizer_arm = [](MuonSchedule s) {
-    return ArmDef{schedule_name(s), [s](Harness& h) {
+    return ArmDef{optim::muon_schedule_name(s), [s](Harness& h) {
                     auto opt = h.make_optimizer(s);
                     return h.time_steps([&] { opt->step(); });
                   }};
   };
   auto ema_arm = [](EmaSchedule s) {
-    return ArmDef{ema_name(s), [s](Harness& h) {
+    return ArmDef{optim::ema_schedule_name(s), [s](Harness& h) {
                     auto ema = h.make_ema(s);
                     const auto live = h.live();
                     return h.time_steps([&] { ema->update(live); });
                   }};
   };
   auto both_arm = [](MuonSchedule ms, EmaSchedule es) {
-    return ArmDef{std::string(schedule_name(ms)) + "+" + ema_name(es), [ms, es](Harness& h) {
+    return ArmDef{std::string(optim::muon_schedule_name(ms)) + "+" + optim::ema_schedule_name(es),
+                  [ms, es](Harness& h) {
                     auto opt = h.make_optimizer(ms);
                     auto ema = h.make_ema(es);
                     const auto live = h.live();

@@ -54,6 +54,27 @@ optim::OptimizerChoice choose_optimizer(const core::TrainConfig& config, int64_t
   return optim::choose_optimizer(r);
 }
 
+namespace {
+
+optim::MuonSchedule muon_schedule_of(core::OptimizerImpl impl) {
+  switch (impl) {
+    case core::OptimizerImpl::kScalar:
+      return optim::MuonSchedule::kScalar;
+    case core::OptimizerImpl::kBatched:
+      return optim::MuonSchedule::kBatched;
+    case core::OptimizerImpl::kPadded:
+      return optim::MuonSchedule::kPadded;
+  }
+  return optim::MuonSchedule::kPadded;
+}
+
+optim::EmaSchedule ema_schedule_of(core::EmaImpl impl) {
+  return impl == core::EmaImpl::kScalar ? optim::EmaSchedule::kScalar
+                                        : optim::EmaSchedule::kForeach;
+}
+
+}  // namespace
+
 std::unique_ptr<optim::Optimizer> build_optimizer(const core::TrainConfig& config,
                                                   const optim::OptimizerChoice& choice,
                                                   model::YoloModelImpl& model,
@@ -72,10 +93,7 @@ std::unique_ptr<optim::Optimizer> build_optimizer(const core::TrainConfig& confi
   o.musgd.ns.steps = static_cast<int>(config.optim.ns_steps);
   for (int k = 0; k < 3; ++k) o.musgd.ns.coefficients[k] = config.optim.ns_coefficients[k];
   o.musgd.ns.dtype = config.optim.ns_dtype == core::NsDtype::kBF16 ? at::kBFloat16 : at::kFloat;
-  o.musgd.schedule =
-      config.optim.impl == core::OptimizerImpl::kScalar    ? optim::MuonSchedule::kScalar
-      : config.optim.impl == core::OptimizerImpl::kBatched ? optim::MuonSchedule::kBatched
-                                                           : optim::MuonSchedule::kPadded;
+  o.musgd.schedule = muon_schedule_of(config.optim.impl);
   o.adamw.beta1 = choice.momentum;
   return optim::make_optimizer(choice.kind, optim::build_param_groups(model, grouping), o);
 }
@@ -299,13 +317,9 @@ Optimization build_optimization(TrainingContext& ctx) {
   spdlog::info("optimizer: {}{} lr={:g} momentum={:g} weight_decay={:g} ({} groups, {} impl)",
                optim::optimizer_kind_name(c.kind), c.auto_chosen ? " (auto)" : "", c.lr, c.momentum,
                c.weight_decay, o.optimizer->groups().size(),
-               config.optim.impl == core::OptimizerImpl::kScalar    ? "scalar"
-               : config.optim.impl == core::OptimizerImpl::kBatched ? "batched"
-                                                                    : "padded");
+               optim::muon_schedule_name(muon_schedule_of(config.optim.impl)));
   o.ema = std::make_unique<optim::ModelEma>(ctx.net.live_state, config.ema.decay, config.ema.tau,
-                                            config.ema.impl == core::EmaImpl::kScalar
-                                                ? optim::EmaSchedule::kScalar
-                                                : optim::EmaSchedule::kForeach);
+                                            ema_schedule_of(config.ema.impl));
   o.schedule.epochs = config.schedule.epochs;
   o.schedule.batches_per_epoch = ctx.inputs.train_loader->batches_per_epoch();
   o.schedule.warmup_epochs = config.schedule.warmup_epochs;

@@ -92,11 +92,10 @@ ValidationOptions ValidationOptions::from_config(const core::TrainConfig& config
   ValidationOptions o;
   o.max_batches = config.run.val_batches;
   o.predict.conf = config.run.conf;
-  // The reference's OBB validator keeps scores > 0.01 where the others keep > 0.001: an OBB run
-  // with conf at its default takes 0.01 (any other value is the user's).
-  const core::TrainConfig defaults;
-  if (resolved_task(config) == core::Task::kObb && config.run.conf == defaults.run.conf) {
-    o.predict.conf = kObbValidationConf;
+  // A task may validate at its own threshold (the reference's OBB: 0.01) when conf is left at
+  // its default; any other value is the user's.
+  if (config.run.conf == core::TrainConfig{}.run.conf) {
+    if (const auto conf = make_task_definition(config)->validation_conf()) o.predict.conf = *conf;
   }
   o.predict.iou = config.run.iou;
   o.predict.max_det = config.run.max_det;
@@ -112,8 +111,7 @@ ValidationResult Validator::run(model::YoloModelImpl& model, loss::YoloLoss* cri
   torch::NoGradGuard no_grad;
   const bool bf16 = options.bf16;
   const auto task = make_task_definition(model.name().task);
-  const model::RowLayout layout{model.head()->extra_channels(), model.keypoint_shape(),
-                                model.oriented()};
+  const model::RowLayout layout = model.row_layout();
   const std::unique_ptr<TaskScorer> scorer =
       task->make_scorer({spec_, truth_.category_ids, layout, val_set_->nc(),
                          static_cast<int>(options.predict.max_det), options.keep_detections});

@@ -29,9 +29,6 @@ class Group;
 
 namespace trainer::engine {
 
-// The OBB validation's confidence threshold when `conf` is left at its default (the reference's).
-inline constexpr double kObbValidationConf = 0.01;
-
 struct ValidationOptions {
   int64_t max_batches = 0;  // 0 = the whole split (the seeds' short fit uses 4)
   bool coco = true;         // also run the COCO protocol

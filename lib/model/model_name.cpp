@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <stdexcept>
 
 #include "core/error.h"
 #include "core/task.h"
@@ -11,18 +12,13 @@ namespace {
 
 constexpr const char kScales[] = "nsmlx";
 
+// The task's row of core::kTaskNames, the one table of task names (a task missing from it is a
+// programming error, not an empty suffix).
 const char* task_suffix(core::Task task) {
-  switch (task) {
-    case core::Task::kPose:
-      return "-pose";
-    case core::Task::kObb:
-      return "-obb";
-    case core::Task::kSegment:
-      return "-seg";
-    case core::Task::kDetect:
-      break;
+  for (const auto& row : core::kTaskNames) {
+    if (row.task == task) return row.model_suffix;
   }
-  return "";
+  throw std::logic_error("model name: a task without a row in core::kTaskNames");
 }
 
 }  // namespace

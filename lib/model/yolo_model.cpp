@@ -184,6 +184,10 @@ std::shared_ptr<SegmentImpl> YoloModelImpl::segment_head() const {
   return std::dynamic_pointer_cast<SegmentImpl>(head_.ptr());
 }
 
+RowLayout YoloModelImpl::row_layout() const {
+  return {head_->extra_channels(), spec_.kpt_shape, spec_.oriented};
+}
+
 RealNvp YoloModelImpl::flow() const {
   const auto pose = pose_head();
   return pose ? pose->flow() : RealNvp(nullptr);

@@ -16,6 +16,7 @@
 
 #include "model/detect_head.h"
 #include "model/detect_output.h"
+#include "model/detection_rows.h"
 #include "model/keypoint_shape.h"
 #include "model/model_name.h"
 #include "model/model_spec.h"
@@ -70,6 +71,9 @@ class YoloModelImpl : public torch::nn::Module {
   // Segmentation models: the segment head (nullptr for the other tasks).
   bool segments() const { return spec_.nm > 0; }
   std::shared_ptr<SegmentImpl> segment_head() const;
+  // What each of the model's decoded rows holds after the box, score and class (validation and
+  // predict read rows through it).
+  RowLayout row_layout() const;
 
   // The layer modules in order ("model.<i>"), for per-layer summaries.
   std::vector<std::shared_ptr<torch::nn::Module>> layer_modules() const;

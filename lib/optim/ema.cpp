@@ -7,6 +7,10 @@
 
 namespace trainer::optim {
 
+const char* ema_schedule_name(EmaSchedule schedule) {
+  return schedule == EmaSchedule::kScalar ? "scalar" : "foreach";
+}
+
 ModelEma::ModelEma(const NamedTensors& live, double decay, double tau, EmaSchedule schedule)
     : decay_(decay), tau_(tau), schedule_(schedule) {
   for (const auto& [name, t] : live) shadow_.emplace_back(name, t.detach().clone());

@@ -19,6 +19,9 @@ namespace trainer::optim {
 
 enum class EmaSchedule { kScalar, kForeach };
 
+// "scalar", "foreach": the config's ema.impl values, for logs and benchmark rows.
+const char* ema_schedule_name(EmaSchedule schedule);
+
 using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
 
 class ModelEma {

@@ -44,6 +44,18 @@ struct NsJob {
 
 }  // namespace
 
+const char* muon_schedule_name(MuonSchedule schedule) {
+  switch (schedule) {
+    case MuonSchedule::kScalar:
+      return "scalar";
+    case MuonSchedule::kBatched:
+      return "batched";
+    case MuonSchedule::kPadded:
+      return "padded";
+  }
+  return "?";
+}
+
 double muon_scale(const at::Tensor& param) {
   const double rows = static_cast<double>(param.size(-2));
   const double cols = static_cast<double>(param.size(-1));

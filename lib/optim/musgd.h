@@ -19,6 +19,9 @@ namespace trainer::optim {
 
 enum class MuonSchedule { kScalar, kBatched, kPadded };
 
+// "scalar", "batched", "padded": the config's optim.impl values, for logs and benchmark rows.
+const char* muon_schedule_name(MuonSchedule schedule);
+
 struct MuSGDOptions {
   double muon_gain = 0.2;  // the trainer's MuSGD(muon=0.2, sgd=1.0)
   double sgd_gain = 1.0;

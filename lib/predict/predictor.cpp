@@ -54,7 +54,7 @@ Predictor::Predictor(model::YoloModelImpl& model, const PredictOptions& options,
   postprocess_.use_one2many = options.nms != NmsChoice::kOff;
   const auto& strides = model.strides();
   stride_ = std::max(32, static_cast<int>(*std::max_element(strides.begin(), strides.end())));
-  layout_ = {model.head()->extra_channels(), model.keypoint_shape(), model.oriented()};
+  layout_ = model.row_layout();
   output_ = make_task_output(predicted_task(model));
   // The reference's check_imgsz: a size that is not a multiple of the stride is rounded up.
   const int rounded = (imgsz_ + stride_ - 1) / stride_ * stride_;

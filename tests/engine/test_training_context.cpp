@@ -6,10 +6,13 @@
 #include <set>
 #include <string>
 
+#include "core/config_loader.h"
 #include "core/config_schema.h"
 #include "core/error.h"
 #include "engine/training_context.h"
 #include "integration/fit_fixture.h"
+#include "model/yolo_model.h"
+#include "optim/musgd.h"
 #include "optim/optimizer_kind.h"
 #include "test_support.h"
 
@@ -82,4 +85,22 @@ TEST_CASE("training context: every optimizer the config accepts is a kind lib/op
   core::TrainConfig config;
   config.optim.optimizer = "Adam";  // not a kind: set in code, past the loader's check
   CHECK_THROWS_AS(engine::choose_optimizer(config, 100, 3), core::ConfigError);
+}
+
+TEST_CASE(
+    "training context: each optimizer_impl the config accepts is MuSGD's schedule of that name") {
+  const core::FieldSpec* field = core::find_field("optimizer_impl");
+  REQUIRE(field != nullptr);
+  REQUIRE(field->choices.size() == 3);
+  auto net = model::build_tiny_yolo_model(model::ModelFamily::kYolo26, 80);
+  for (const auto& name : field->choices) {
+    const auto config =
+        core::load_config_text("optimizer: MuSGD\noptimizer_impl: " + name + "\n", "t.yaml", "/tmp")
+            .config;
+    const auto choice = engine::choose_optimizer(config, 100, 80);
+    const auto optimizer = engine::build_optimizer(config, choice, *net);
+    const auto* musgd = dynamic_cast<const optim::MuSGD*>(optimizer.get());
+    REQUIRE(musgd != nullptr);
+    CHECK(std::string(optim::muon_schedule_name(musgd->options().schedule)) == name);
+  }
 }

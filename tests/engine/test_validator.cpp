@@ -40,7 +40,7 @@ TEST_CASE("validation conf: 0.01 for OBB runs left at the default, as the refere
   core::TrainConfig config;
   CHECK(engine::ValidationOptions::from_config(config).predict.conf == 0.001);
   config.run.task = core::Task::kObb;
-  CHECK(engine::ValidationOptions::from_config(config).predict.conf == engine::kObbValidationConf);
+  CHECK(engine::ValidationOptions::from_config(config).predict.conf == 0.01);
   config.run.conf = 0.05;
   CHECK(engine::ValidationOptions::from_config(config).predict.conf == 0.05);
 }

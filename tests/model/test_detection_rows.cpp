@@ -1,7 +1,9 @@
-// The postprocess rows read by name: the fixed six columns, OBB's angle, pose's keypoints.
+// The postprocess rows read by name: the fixed six columns, OBB's angle, pose's keypoints; and
+// the layout each task's model gives its rows.
 #include <doctest/doctest.h>
 
 #include "model/detection_rows.h"
+#include "model/yolo_model.h"
 
 using namespace trainer;
 
@@ -25,4 +27,23 @@ TEST_CASE("detection rows: width 6 + extra, box, score, class, keypoints and ang
   const float rotated[7] = {50, 40, 20, 10, 0.6f, 3, 0.5f};
   CHECK(model::HostRows{rotated, 1, obb}[0].angle() == doctest::Approx(0.5f));
   CHECK(model::RowLayout{}.width() == model::kRowFixedColumns);
+}
+
+TEST_CASE(
+    "detection rows: each task's model says its row layout (detect 6, pose 6 + K x dims, ...)") {
+  using model::ModelFamily;
+  const auto detect = model::build_tiny_yolo_model(ModelFamily::kYolo26, 3);
+  CHECK(detect->row_layout().width() == 6);
+  CHECK_FALSE(detect->row_layout().oriented);
+  const auto pose = model::build_tiny_yolo_model(ModelFamily::kYolo26, 1, core::Task::kPose,
+                                                 model::KeypointShape{7, 3});
+  CHECK(pose->row_layout().width() == 6 + 7 * 3);
+  CHECK(pose->row_layout().keypoints.count == 7);
+  CHECK(pose->row_layout().keypoints.dims == 3);
+  const auto obb = model::build_tiny_yolo_model(ModelFamily::kYolo11, 2, core::Task::kObb);
+  CHECK(obb->row_layout().width() == 7);  // the angle
+  CHECK(obb->row_layout().oriented);
+  const auto seg = model::build_tiny_yolo_model(ModelFamily::kYolo26, 2, core::Task::kSegment);
+  CHECK(seg->row_layout().width() == 6 + 32);  // nm = 32 mask coefficients
+  CHECK_FALSE(seg->row_layout().oriented);
 }

@@ -1,6 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include "core/error.h"
+#include "core/task.h"
 #include "model/model_name.h"
 
 using namespace trainer::model;
@@ -28,4 +31,21 @@ TEST_CASE("an unknown model lists the valid names") {
                        trainer::core::ConfigError);
   CHECK_THROWS_WITH_AS(parse_model_name("/nope/custom.yaml"),
                        "model yaml not found: /nope/custom.yaml", trainer::core::ConfigError);
+}
+
+TEST_CASE("every task's model name round-trips: parse, display, and back to its task") {
+  for (const trainer::core::Task task : trainer::core::all_tasks()) {
+    for (const char* family : {"yolo26", "yolo11"}) {
+      const ModelName plain = parse_model_name(family + std::string("s"));
+      ModelName name = plain;
+      name.task = task;
+      const std::string shown = name.display();
+      CAPTURE(shown);
+      CHECK(trainer::core::task_from_model_name(shown).value_or(trainer::core::Task::kDetect) ==
+            task);
+      const ModelName again = parse_model_name(shown);
+      CHECK(again.task == task);
+      CHECK(again.display() == shown);
+    }
+  }
 }

@@ -32,12 +32,8 @@ std::unique_ptr<loss::YoloLoss> DetectTask::build_loss(const core::LossConfig& c
                                                        model::YoloModelImpl& model,
                                                        const data::DatasetSpec& dataset) const {
   const int num_classes = dataset.nc();
-  loss::LossGains gains;
-  gains.box = config.box;
-  gains.cls = config.cls;
-  gains.dfl = config.dfl;
-  return std::make_unique<loss::YoloLoss>(num_classes, model.reg_max(), model.strides(), gains,
-                                          model.end2end());
+  return std::make_unique<loss::YoloLoss>(num_classes, model.reg_max(), model.strides(),
+                                          detection_gains(config), model.end2end());
 }
 
 EpochColumns DetectTask::columns(model::YoloModelImpl& model) const {

@@ -28,12 +28,8 @@ model::YoloModel ObbTask::build_model(const model::ModelName& name,
 std::unique_ptr<loss::YoloLoss> ObbTask::build_loss(const core::LossConfig& config,
                                                     model::YoloModelImpl& model,
                                                     const data::DatasetSpec& dataset) const {
-  loss::LossGains gains;
-  gains.box = config.box;
-  gains.cls = config.cls;
-  gains.dfl = config.dfl;
-  return std::make_unique<loss::ObbLoss>(dataset.nc(), model.reg_max(), model.strides(), gains,
-                                         config.angle, model.end2end());
+  return std::make_unique<loss::ObbLoss>(dataset.nc(), model.reg_max(), model.strides(),
+                                         detection_gains(config), config.angle, model.end2end());
 }
 
 EpochColumns ObbTask::columns(model::YoloModelImpl& model) const {

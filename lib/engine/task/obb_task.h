@@ -32,6 +32,7 @@ class ObbTask : public TaskDefinition {
                                              model::YoloModelImpl& model,
                                              const data::DatasetSpec& dataset) const override;
   EpochColumns columns(model::YoloModelImpl& model) const override;
+  std::optional<double> validation_conf() const override { return 0.01; }
   std::unique_ptr<TaskScorer> make_scorer(const ScorerSetup& setup) const override;
   EpochValidation epoch_validation(const ValidationResult& result) const override;
   double fitness(const ValidationResult& result) const override;

@@ -35,10 +35,6 @@ std::unique_ptr<loss::YoloLoss> PoseTask::build_loss(const core::LossConfig& con
                                                      model::YoloModelImpl& model,
                                                      const data::DatasetSpec& dataset) const {
   const model::KeypointShape kpt = model.keypoint_shape();
-  loss::LossGains gains;
-  gains.box = config.box;
-  gains.cls = config.cls;
-  gains.dfl = config.dfl;
   loss::PoseGains pose_gains;
   pose_gains.pose = config.pose;
   pose_gains.kobj = config.kobj;
@@ -46,9 +42,9 @@ std::unique_ptr<loss::YoloLoss> PoseTask::build_loss(const core::LossConfig& con
   std::optional<loss::KeypointFlow> flow;
   if (!model.flow().is_empty())
     flow = loss::keypoint_flow(model.flow());  // YOLO26: PoseLoss26 with RLE
-  return std::make_unique<loss::PoseLoss>(dataset.nc(), model.reg_max(), model.strides(), gains,
-                                          pose_gains, model.end2end(), kpt.count, kpt.dims,
-                                          dataset.kpt_oks_sigmas, std::move(flow));
+  return std::make_unique<loss::PoseLoss>(
+      dataset.nc(), model.reg_max(), model.strides(), detection_gains(config), pose_gains,
+      model.end2end(), kpt.count, kpt.dims, dataset.kpt_oks_sigmas, std::move(flow));
 }
 
 EpochColumns PoseTask::columns(model::YoloModelImpl& model) const {

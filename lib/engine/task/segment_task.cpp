@@ -24,12 +24,8 @@ model::YoloModel SegmentTask::build_model(const model::ModelName& name,
 std::unique_ptr<loss::YoloLoss> SegmentTask::build_loss(const core::LossConfig& config,
                                                         model::YoloModelImpl& model,
                                                         const data::DatasetSpec& dataset) const {
-  loss::LossGains gains;
-  gains.box = config.box;
-  gains.cls = config.cls;
-  gains.dfl = config.dfl;
-  return std::make_unique<loss::SegmentLoss>(dataset.nc(), model.reg_max(), model.strides(), gains,
-                                             model.end2end());
+  return std::make_unique<loss::SegmentLoss>(dataset.nc(), model.reg_max(), model.strides(),
+                                             detection_gains(config), model.end2end());
 }
 
 EpochColumns SegmentTask::columns(model::YoloModelImpl& model) const {

@@ -10,6 +10,14 @@
 
 namespace trainer::engine {
 
+loss::LossGains detection_gains(const core::LossConfig& config) {
+  loss::LossGains gains;
+  gains.box = config.box;
+  gains.cls = config.cls;
+  gains.dfl = config.dfl;
+  return gains;
+}
+
 std::unique_ptr<TaskDefinition> make_task_definition(core::Task task) {
   switch (task) {
     case core::Task::kDetect:

@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,9 @@ class TaskDefinition {
   // The results.csv columns this task contributes for `model` (loss item names depend on it).
   virtual EpochColumns columns(model::YoloModelImpl& model) const = 0;
 
+  // The validation's confidence threshold when the config leaves `conf` at its default; nullopt:
+  // that default (the reference's OBB validator keeps scores > 0.01, the others > 0.001).
+  virtual std::optional<double> validation_conf() const { return std::nullopt; }
   // The scorer of one validation of a model with this task's head.
   virtual std::unique_ptr<TaskScorer> make_scorer(const ScorerSetup& setup) const = 0;
 
@@ -75,6 +79,9 @@ class TaskDefinition {
                                  const std::vector<std::string>& names,
                                  const std::filesystem::path& file) const = 0;
 };
+
+// The box, class and DFL gains of `config`: every task's loss weighs its detection terms by them.
+loss::LossGains detection_gains(const core::LossConfig& config);
 
 // The definition of `task` (the registry: one case per task).
 std::unique_ptr<TaskDefinition> make_task_definition(core::Task task);

@@ -181,3 +181,19 @@ TEST_CASE("resolved_task: a weights file's task is the one its run recorded, els
   config.model.model = "yolo11s-seg";
   CHECK(engine::resolved_task(config) == core::Task::kSegment);
 }
+
+TEST_CASE("task definition: detection_gains are the config's box, cls and dfl gains") {
+  core::LossConfig config;
+  config.box = 1.25;
+  config.cls = 2.5;
+  config.dfl = 0.75;
+  const loss::LossGains gains = engine::detection_gains(config);
+  CHECK(gains.box == 1.25);
+  CHECK(gains.cls == 2.5);
+  CHECK(gains.dfl == 0.75);
+  // The defaults agree: the config's are the reference's (7.5, 0.5, 1.5), as the loss's own.
+  const loss::LossGains defaults = engine::detection_gains(core::LossConfig{});
+  CHECK(defaults.box == loss::LossGains{}.box);
+  CHECK(defaults.cls == loss::LossGains{}.cls);
+  CHECK(defaults.dfl == loss::LossGains{}.dfl);
+}
