@@ -112,7 +112,8 @@ std::unique_ptr<data::Loader> make_train_loader(const data::DatasetIndex& train_
 
 data::DatasetSpec check_run_config(const core::TrainConfig& config, int world_size) {
   const c10::Device device = resolve_device(config.run.device);
-  if (!is_weights_file(config.model.model)) (void)model::parse_model_name(config.model.model);
+  if (!is_weights_file(config.model.model))
+    model::require_builtin_model(model::parse_model_name(config.model.model));
   (void)model::parse_class_widths(config.model.cls_width);
   if (config.model.dropout > 0.0) {
     throw core::ConfigError(fmt::format(

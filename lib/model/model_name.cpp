@@ -36,6 +36,12 @@ std::string ModelName::display() const {
   return "?";
 }
 
+void require_builtin_model(const ModelName& name) {
+  if (name.family != ModelFamily::kCustomYaml) return;
+  throw core::ConfigError("model yaml files are not supported yet (" + name.display() +
+                          "); use a built-in name such as yolo26n, yolo11s-pose or yolo26n-seg");
+}
+
 std::vector<std::string> builtin_model_names() {
   std::vector<std::string> names;
   for (const char* family : {"yolo26", "yolo11"}) {

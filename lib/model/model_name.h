@@ -30,6 +30,11 @@ struct ModelName {
 // core::ConfigError listing the valid names, or naming a missing yaml.
 ModelName parse_model_name(const std::string& text);
 
+// Throws core::ConfigError naming the file when `name` is a model yaml (kCustomYaml): building
+// one is not supported yet (issue 57). The one place that says so: fit checks it before its run
+// folder exists, and build_yolo_model for every other way in.
+void require_builtin_model(const ModelName& name);
+
 // All built-in names, yolo26n..x then yolo11n..x.
 std::vector<std::string> builtin_model_names();
 

@@ -198,10 +198,7 @@ std::vector<std::shared_ptr<torch::nn::Module>> YoloModelImpl::layer_modules() c
 }
 
 YoloModel build_yolo_model(const ModelName& name, int num_classes, KeypointShape kpt_shape) {
-  if (name.family == ModelFamily::kCustomYaml) {
-    throw core::ConfigError("model yaml files are not supported yet (" + name.display() +
-                            "); use a built-in name");
-  }
+  require_builtin_model(name);
   const ScaleParams scale = name.scale == 't' ? tiny_scale_params() : scale_params(name.scale);
   HeadVariant variant;
   if (name.task == core::Task::kPose) variant.kpt_shape = kpt_shape;

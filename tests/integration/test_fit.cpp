@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
@@ -305,4 +306,15 @@ TEST_CASE("fit: resume named in a config file follows the command line's rules")
   CHECK_THROWS_WITH_AS(engine::resume_config(checkpoint, {"val=true"}),
                        doctest::Contains("val: cannot be changed when resuming"),
                        core::ConfigError);
+}
+
+TEST_CASE("fit: a model yaml is refused before the run folder exists, naming the file") {
+  test::TempDir dir;
+  const auto yaml = dir.path() / "custom.yaml";
+  test::write_text(yaml, "nc: 80\n");
+  auto config = test::tiny_fit_config(dir.path() / "runs", "custom", 1);
+  config.model.model = yaml.string();
+  const std::string refusal = "model yaml files are not supported yet (" + yaml.string();
+  CHECK_THROWS_WITH_AS(engine::fit(config), doctest::Contains(refusal.c_str()), core::ConfigError);
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "runs"));  // nothing written, nothing to tidy
 }
