@@ -16,7 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::array<char, 8> kMagic = {'T', 'R', 'N', 'I', 'M', 'G', 'C', '\n'};
+constexpr std::array<char, 8> kDiskCacheMagic = {'T', 'R', 'N', 'I', 'M', 'G', 'C', '\n'};
 
 // 48 bytes, little-endian as the machines that write and read it (x86-64, aarch64).
 struct Header {
@@ -73,7 +73,7 @@ bool write_disk_cache(const fs::path& file, const cv::Mat& resized, int imgsz,
   }
   const cv::Mat image = resized.isContinuous() ? resized : resized.clone();
   Header h{};
-  h.magic = kMagic;
+  h.magic = kDiskCacheMagic;
   h.version = kDiskCacheVersion;
   h.imgsz = static_cast<uint32_t>(imgsz);
   h.rows = static_cast<uint32_t>(image.rows);
@@ -104,7 +104,7 @@ bool check_disk_cache_header(const uint8_t* header, size_t header_size, uint64_t
   Header h{};
   if (header_size < sizeof(h) || file_size < sizeof(h)) return fail("truncated header");
   std::memcpy(&h, header, sizeof(h));
-  if (h.magic != kMagic) return fail("not a trainer cache file");
+  if (h.magic != kDiskCacheMagic) return fail("not a trainer cache file");
   if (h.version != kDiskCacheVersion) return fail("written by another cache format version");
   if (h.imgsz != static_cast<uint32_t>(imgsz)) return fail("made for another imgsz");
   if (h.source_size != stamp.size || h.source_mtime_ns != stamp.mtime_ns) {

@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 namespace trainer::data {
 namespace {
 
-constexpr char kMagic[4] = {'T', 'R', 'L', 'C'};
+constexpr char kLabelCacheMagic[4] = {'T', 'R', 'L', 'C'};
 
 // The bytes an item takes at least: its path's length (8), width and height (4 + 4), COCO id (8),
 // and the lengths of classes, boxes, keypoints, polygons, crowd classes and crowd boxes (6 x 8).
@@ -33,7 +33,7 @@ std::optional<CachedSplit> parse_or_explain(const std::string& bytes, uint64_t h
     return std::nullopt;
   };
   core::ByteReader r(bytes);
-  for (char c : kMagic) {
+  for (char c : kLabelCacheMagic) {
     if (r.pod<char>() != c) return corrupt("not a label cache");
   }
   if (r.pod<uint32_t>() != kLabelCacheVersion) return std::nullopt;
@@ -106,7 +106,7 @@ fs::path label_cache_path(const fs::path& preferred, const std::optional<fs::pat
 
 std::string serialize_label_cache(uint64_t hash, const CachedSplit& split) {
   core::ByteWriter w;
-  for (char c : kMagic) w.pod(c);
+  for (char c : kLabelCacheMagic) w.pod(c);
   w.pod<uint32_t>(kLabelCacheVersion);
   w.pod<uint64_t>(hash);
   w.pod<uint64_t>(split.items.size());

@@ -10,7 +10,7 @@
 namespace trainer::model {
 namespace {
 
-[[noreturn]] void refuse(const std::string& text, const std::string& why) {
+[[noreturn]] void refuse_widths(const std::string& text, const std::string& why) {
   throw core::ConfigError("cls_width: '" + text + "' " + why +
                           " (give N for both class branches, [N, M] for the one-to-many and the "
                           "one-to-one branch, or null for the defaults)");
@@ -20,11 +20,12 @@ namespace {
 int64_t parse_width(const std::string& text, const std::string& item, bool allow_default) {
   if (item.empty() || !std::all_of(item.begin(), item.end(),
                                    [](unsigned char c) { return std::isdigit(c) != 0; })) {
-    refuse(text, "is not a width");
+    refuse_widths(text, "is not a width");
   }
   const int64_t lowest = allow_default ? 0 : 1;
   if (item.size() > 6 || std::stoll(item) < lowest || std::stoll(item) > kMaxClassWidth) {
-    refuse(text, "is outside " + std::to_string(lowest) + ".." + std::to_string(kMaxClassWidth));
+    refuse_widths(text,
+                  "is outside " + std::to_string(lowest) + ".." + std::to_string(kMaxClassWidth));
   }
   return std::stoll(item);
 }
@@ -45,7 +46,7 @@ ClassWidths parse_class_widths(const std::string& text) {
     const int64_t w = parse_width(text, s, false);
     return {w, w};
   }
-  if (s.back() != ']') refuse(text, "is not a list");
+  if (s.back() != ']') refuse_widths(text, "is not a list");
   std::vector<int64_t> widths;
   const std::string inner = s.substr(1, s.size() - 2);
   size_t pos = 0;
@@ -54,7 +55,7 @@ ClassWidths parse_class_widths(const std::string& text) {
     widths.push_back(parse_width(text, inner.substr(pos, comma - pos), true));
     pos = comma + 1;
   }
-  if (widths.size() != 2) refuse(text, "must list two widths");
+  if (widths.size() != 2) refuse_widths(text, "must list two widths");
   return {widths[0], widths[1]};
 }
 

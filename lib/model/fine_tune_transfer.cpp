@@ -13,7 +13,7 @@ namespace {
 
 using TensorMap = std::map<std::string, at::Tensor>;
 
-const at::Tensor* find(const NamedTensorList& list, const std::string& key) {
+const at::Tensor* find_tensor(const NamedTensorList& list, const std::string& key) {
   for (const auto& [k, t] : list) {
     if (k == key) return &t;
   }
@@ -35,8 +35,8 @@ int64_t head_index(const NamedTensorList& state) {
 std::vector<int64_t> head_input_widths(const NamedTensorList& state, int64_t head) {
   std::vector<int64_t> widths;
   for (int level = 0;; ++level) {
-    const at::Tensor* w = find(state, "model." + std::to_string(head) + ".cv2." +
-                                          std::to_string(level) + ".0.conv.weight");
+    const at::Tensor* w = find_tensor(state, "model." + std::to_string(head) + ".cv2." +
+                                                 std::to_string(level) + ".0.conv.weight");
     if (w == nullptr || w->dim() != 4) return widths;
     widths.push_back(w->size(1));
   }
@@ -57,7 +57,8 @@ bool fused(const NamedTensorList& state) {
 // The hidden width of a class branch: the input channels of level 0's output conv (0: none).
 int64_t branch_width(const NamedTensorList& state, int64_t head, const std::string& branch) {
   if (head < 0) return 0;
-  const at::Tensor* w = find(state, "model." + std::to_string(head) + "." + branch + ".0.2.weight");
+  const at::Tensor* w =
+      find_tensor(state, "model." + std::to_string(head) + "." + branch + ".0.2.weight");
   return w != nullptr && w->dim() == 4 ? w->size(1) : 0;
 }
 
@@ -92,7 +93,7 @@ std::vector<std::string> class_logit_keys(const NamedTensorList& target, int64_t
   for (const auto& [prefix, last] : last_child) {
     for (const char* p : {".weight", ".bias"}) {
       const std::string key = prefix + "." + std::to_string(last) + p;
-      const at::Tensor* t = find(target, key);
+      const at::Tensor* t = find_tensor(target, key);
       if (t != nullptr && t->dim() >= 1 && t->size(0) == nc) keys.push_back(key);
     }
   }
@@ -134,7 +135,7 @@ Remap remap_class_rows(const NamedTensorList& target, const std::vector<std::str
     const auto it = csd.find(key);
     if (it == csd.end()) continue;
     const at::Tensor& src = it->second;
-    const at::Tensor& dst = *find(target, key);
+    const at::Tensor& dst = *find_tensor(target, key);
     // Another model scale's cls conv takes another input width: its bias alone is remapped.
     if (src.dim() != dst.dim() || src.sizes().slice(1) != dst.sizes().slice(1)) continue;
     if (src.size(0) <= highest || !src.is_floating_point()) continue;  // names and rows disagree
@@ -209,7 +210,7 @@ FineTuneReport fine_tune_transfer(torch::nn::Module& target,
   }
 
   const std::string first_conv = "model.0.conv.weight";
-  const at::Tensor* w = find(state, first_conv);
+  const at::Tensor* w = find_tensor(state, first_conv);
   const auto src = csd.find(first_conv);
   if (given.count(first_conv) == 0 && w != nullptr && src != csd.end() && w->dim() == 4 &&
       src->second.dim() == 4 && w->sizes().slice(2) == src->second.sizes().slice(2)) {

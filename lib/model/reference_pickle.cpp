@@ -12,7 +12,7 @@ namespace {
 
 constexpr int kMaxModuleDepth = 64;
 
-[[noreturn]] void refuse(const std::string& what) {
+[[noreturn]] void refuse_pickle(const std::string& what) {
   throw PickleError(what);
 }
 
@@ -30,9 +30,10 @@ class StateWalk {
 
   void module(const PyValue& m, const std::string& prefix, int depth) {
     if (depth > kMaxModuleDepth) {
-      refuse(fmt::format("its modules nest deeper than {} levels", kMaxModuleDepth));
+      refuse_pickle(fmt::format("its modules nest deeper than {} levels", kMaxModuleDepth));
     }
-    if (!active_.insert(&m).second) refuse("a module in it contains itself (" + prefix + ")");
+    if (!active_.insert(&m).second)
+      refuse_pickle("a module in it contains itself (" + prefix + ")");
     std::set<std::string> non_persistent;
     if (const PyValue* names = m.get("_non_persistent_buffers_set")) {
       for (const PyValue* n : names->items) {
@@ -42,11 +43,12 @@ class StateWalk {
     tensors(m.get("_parameters"), prefix, {});
     tensors(m.get("_buffers"), prefix, non_persistent);
     const PyValue* children = m.get("_modules");
-    if (!children->is(PyKind::kDict)) refuse("module " + prefix + " has _modules that is no dict");
+    if (!children->is(PyKind::kDict))
+      refuse_pickle("module " + prefix + " has _modules that is no dict");
     for (const auto& [name, child] : children->entries) {
       if (child->is(PyKind::kNone)) continue;
       if (!name->is(PyKind::kString) || !is_module(child)) {
-        refuse("module " + prefix + " has a child that is no module");
+        refuse_pickle("module " + prefix + " has a child that is no module");
       }
       module(*child, prefix + name->text + ".", depth + 1);
     }
@@ -56,17 +58,18 @@ class StateWalk {
  private:
   void tensors(const PyValue* dict, const std::string& prefix, const std::set<std::string>& skip) {
     if (dict == nullptr) return;
-    if (!dict->is(PyKind::kDict)) refuse("module " + prefix + " has parameters that are no dict");
+    if (!dict->is(PyKind::kDict))
+      refuse_pickle("module " + prefix + " has parameters that are no dict");
     for (const auto& [name, value] : dict->entries) {
       if (!name->is(PyKind::kString))
-        refuse("module " + prefix + " has a parameter without a name");
+        refuse_pickle("module " + prefix + " has a parameter without a name");
       if (value->is(PyKind::kNone) || skip.count(name->text) != 0) continue;
       if (!value->is(PyKind::kTensor)) {
-        refuse("parameter " + prefix + name->text + " is a " + value->describe() +
-               ", not a tensor");
+        refuse_pickle("parameter " + prefix + name->text + " is a " + value->describe() +
+                      ", not a tensor");
       }
       if (out_.state.size() >= max_keys_) {
-        refuse("its module tree names more tensors than it stores (shared modules?)");
+        refuse_pickle("its module tree names more tensors than it stores (shared modules?)");
       }
       out_.state.emplace_back(prefix + name->text, value);
     }
@@ -157,7 +160,8 @@ bool is_reference_checkpoint(const PyValue& root) {
 
 ReferenceRecord read_reference_record(const PickleDocument& doc) {
   const PyValue& root = *doc.root;
-  if (!is_reference_checkpoint(root)) refuse("it is not a reference checkpoint (no pickled model)");
+  if (!is_reference_checkpoint(root))
+    refuse_pickle("it is not a reference checkpoint (no pickled model)");
   ReferenceRecord record;
   ReferenceInfo& out = record.info;
   const PyValue* model = root.get("ema");

@@ -35,7 +35,7 @@ std::string gt_error(const std::string& segmentation) {
   return "(no error)";
 }
 
-const data::CocoFile& small_gt() {
+const data::CocoFile& small_mask_gt() {
   static const data::CocoFile gt =
       data::parse_coco_json(gt_json("[[1, 1, 1, 4, 4, 4, 4, 1]]"), "gt.json");
   return gt;
@@ -43,7 +43,7 @@ const data::CocoFile& small_gt() {
 
 std::string results_error(const std::string& text) {
   try {
-    eval::parse_coco_results(text, "dets.json", small_gt());
+    eval::parse_coco_results(text, "dets.json", small_mask_gt());
   } catch (const core::InputError& e) {
     return e.what();
   }
@@ -149,7 +149,7 @@ TEST_CASE("mask results: loadRes' box and area rules, and the written form") {
            "segmentation": {"size": [6, 6], "counts": "733000;"}},
           {"image_id": 1, "category_id": 3, "score": 0.8,
            "segmentation": {"size": [6, 6], "counts": "733000;"}}])",
-      "dets.json", small_gt());
+      "dets.json", small_mask_gt());
   REQUIRE(boxed.size() == 2);
   REQUIRE(boxed[0].segmentation);
   CHECK(boxed[0].segmentation->counts == std::vector<uint32_t>{7, 3, 3, 3, 3, 3, 14});
@@ -164,7 +164,7 @@ TEST_CASE("mask results: loadRes' box and area rules, and the written form") {
            "segmentation": [[1, 1, 1, 4, 4, 4, 4, 1]]},
           {"image_id": 1, "category_id": 3, "score": 0.8, "bbox": [0, 0, 2, 2],
            "segmentation": {"size": [6, 6], "counts": [7, 3, 3, 3, 3, 3, 14]}}])",
-      "dets.json", small_gt());
+      "dets.json", small_mask_gt());
   CHECK(masked[0].segmentation->counts == std::vector<uint32_t>{7, 3, 3, 3, 3, 3, 14});
   CHECK(masked[0].bbox_xywh == std::array<double, 4>{1, 1, 3, 3});
   CHECK(masked[0].area_from_mask);
@@ -193,7 +193,7 @@ TEST_CASE("mask results: loadRes' box and area rules, and the written form") {
   bad.category_id = 3;
   bad.segmentation = Rle{6, 6, {7, 3}};
   try {
-    eval::check_detections({bad}, small_gt(), "detections");
+    eval::check_detections({bad}, small_mask_gt(), "detections");
     FAIL("no error");
   } catch (const core::InputError& e) {
     CHECK(std::string(e.what()) ==
@@ -214,7 +214,7 @@ TEST_CASE("mask results: loadRes' box and area rules, and the written form") {
   CHECK(text.find(R"("score": 0.50000, "segmentation": {"size": [6, 6], "counts": "733000;"}})") !=
         std::string::npos);
   CHECK(text.find(R"("counts": "\\1h1")") != std::string::npos);
-  const auto back = eval::parse_coco_results(text, "written.json", small_gt());
+  const auto back = eval::parse_coco_results(text, "written.json", small_mask_gt());
   REQUIRE(back.size() == 2);
   CHECK(back[0].segmentation->counts == d.segmentation->counts);
   CHECK(back[1].segmentation->counts == slash.segmentation->counts);

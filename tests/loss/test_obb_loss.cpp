@@ -21,7 +21,7 @@ using doctest::Approx;
 namespace {
 
 // 4 x 4 anchors of stride 8: centres 4, 12, 20, 28; index = row * 4 + column.
-torch::Tensor grid_points() {
+torch::Tensor obb_grid_points() {
   std::vector<float> xy;
   for (int y = 0; y < 4; ++y) {
     for (int x = 0; x < 4; ++x) xy.insert(xy.end(), {4.0f + 8 * x, 4.0f + 8 * y});
@@ -29,7 +29,7 @@ torch::Tensor grid_points() {
   return torch::tensor(xy).view({16, 2});
 }
 
-std::vector<int64_t> positives(const torch::Tensor& row) {
+std::vector<int64_t> obb_positives(const torch::Tensor& row) {
   std::vector<int64_t> out;
   const auto nz = row.nonzero().flatten();
   for (int64_t i = 0; i < nz.size(0); ++i) out.push_back(nz[i].item<int64_t>());
@@ -39,12 +39,12 @@ std::vector<int64_t> positives(const torch::Tensor& row) {
 }  // namespace
 
 TEST_CASE("rotated candidates: the anchor inside the rotated box, STAL raising thin sides") {
-  const auto points = grid_points();
+  const auto points = obb_grid_points();
   // A 20 x 20 box at (16, 16), angle 0: x and y in [6, 26] -> anchors (12|20, 12|20).
   auto in = select_candidates_in_rotated_gts(
       points, torch::tensor({16.0f, 16.0f, 20.0f, 20.0f, 0.0f}).view({1, 1, 5}),
       torch::ones({1, 1, 1}, torch::kBool), 16);
-  CHECK(positives(in[0][0]) == std::vector<int64_t>{5, 6, 9, 10});
+  CHECK(obb_positives(in[0][0]) == std::vector<int64_t>{5, 6, 9, 10});
   // A 34 x 4 bar at (16, 16) turned by 45 degrees. With u, v along and across it, an anchor is
   // inside when |u| <= 17 and |v| <= h / 2. STAL raises h = 4 to 16: |v| <= 8 holds the diagonal
   // (u = +-16.97 at the corners) and the anchors one step off it (|v| = 5.66):
@@ -52,10 +52,10 @@ TEST_CASE("rotated candidates: the anchor inside the rotated box, STAL raising t
   const auto bar = torch::tensor({16.0f, 16.0f, 34.0f, 4.0f, static_cast<float>(M_PI / 4)});
   in = select_candidates_in_rotated_gts(points, bar.view({1, 1, 5}),
                                         torch::ones({1, 1, 1}, torch::kBool), 16);
-  CHECK(positives(in[0][0]) == std::vector<int64_t>{0, 1, 4, 5, 6, 9, 10, 11, 14, 15});
+  CHECK(obb_positives(in[0][0]) == std::vector<int64_t>{0, 1, 4, 5, 6, 9, 10, 11, 14, 15});
   in = select_candidates_in_rotated_gts(points, bar.view({1, 1, 5}),
                                         torch::zeros({1, 1, 1}, torch::kBool), 16);
-  CHECK(positives(in[0][0]) == std::vector<int64_t>{0, 5, 10, 15});
+  CHECK(obb_positives(in[0][0]) == std::vector<int64_t>{0, 5, 10, 15});
 }
 
 TEST_CASE("angle loss: sin^2(2 dw) with the aspect weight, periodic in pi") {

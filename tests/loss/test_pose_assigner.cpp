@@ -53,7 +53,7 @@ TEST_CASE("level gate: 2 s <= sqrt(area) <= 12 s, open at the finest and coarses
 namespace {
 
 // A 4 x 4 grid of stride 8 (one level: the gate keeps everything).
-torch::Tensor grid_points() {
+torch::Tensor pose_grid_points() {
   std::vector<float> xy;
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) xy.insert(xy.end(), {4.0f + 8 * c, 4.0f + 8 * r});
@@ -72,7 +72,7 @@ AssignerOptions options(int64_t topk) {
 
 TEST_CASE("pose assigner: without visible keypoints it is the detection assigner") {
   torch::manual_seed(5);
-  const auto points = grid_points();
+  const auto points = pose_grid_points();
   const auto scores = torch::rand({1, 16, 2});
   const auto bboxes = torch::cat({points - 6 + torch::rand({16, 2}), points + 6}, -1).unsqueeze(0);
   const auto labels = torch::tensor({0.0f, 1.0f}).view({1, 2, 1});
@@ -94,7 +94,7 @@ TEST_CASE("pose assigner: without visible keypoints it is the detection assigner
 TEST_CASE("pose assigner: keypoint OKS picks the anchor and sets the soft target") {
   // GT [0, 0, 16, 16] holds anchors 0, 1, 4, 5 with identical scores and boxes; only anchor 5's
   // keypoints are exact, so with topk 1 it is the positive, with target score = its OKS = 1.
-  const auto points = grid_points();
+  const auto points = pose_grid_points();
   const auto scores = torch::full({1, 16, 2}, 0.5f);
   const auto bboxes = torch::tensor({0.0f, 0.0f, 16.0f, 16.0f}).expand({1, 16, 4});
   const auto labels = torch::zeros({1, 1, 1});

@@ -53,7 +53,7 @@ struct Result {
 };
 
 template <typename Loss>
-Result run(const SlotMaskInputs& source, Loss loss) {
+Result run_slot_mask(const SlotMaskInputs& source, Loss loss) {
   SlotMaskInputs in = source;
   in.coefficients = source.coefficients.detach().clone().requires_grad_();
   in.protos = source.protos.detach().clone().requires_grad_();
@@ -73,19 +73,20 @@ TEST_CASE("slot mask loss: value and gradients equal the composed ops, any chunk
   for (const bool overlap : {true, false}) {
     CAPTURE(overlap);
     const auto in = random_inputs(overlap, overlap ? 5 : 6);
-    const Result want = run(in, composed);
+    const Result want = run_slot_mask(in, composed);
     REQUIRE(want.value.item<double>() > 0.0);
     // chunk 0 (the budget: every slot at once here), 1, 3 (a short last chunk), P, more than P.
     for (const int64_t chunk : {int64_t{0}, int64_t{1}, int64_t{3}, kP, kP + 5}) {
       CAPTURE(chunk);
-      const Result got = run(in, [&](const SlotMaskInputs& x) { return slot_mask_loss(x, chunk); });
+      const Result got =
+          run_slot_mask(in, [&](const SlotMaskInputs& x) { return slot_mask_loss(x, chunk); });
       // fp32 sums in another order: rounding, 1e-6 relative.
       CHECK(rel(got.value, want.value) < 1e-6);
       CHECK(rel(got.grad_coefficients, want.grad_coefficients) < 1e-6);
       CHECK(rel(got.grad_protos, want.grad_protos) < 1e-6);
     }
     // Prototypes without a gradient (backward skips their matmul): the same coefficient gradient.
-    const Result frozen = run(in, [](SlotMaskInputs x) {
+    const Result frozen = run_slot_mask(in, [](SlotMaskInputs x) {
       x.protos = x.protos.detach();
       return slot_mask_loss(x, 3);
     });
@@ -100,7 +101,8 @@ TEST_CASE("slot mask loss: fillers and the empty box give no gradient, no slot g
   in.weight = torch::zeros({kB, kP});
   in.weight.index_put_({1, 4}, 0.5);
   in.weight.index_put_({0, 1}, 0.7);  // weighted, but its box is empty (x2 < x1)
-  const Result got = run(in, [](const SlotMaskInputs& x) { return slot_mask_loss(x, 2); });
+  const Result got =
+      run_slot_mask(in, [](const SlotMaskInputs& x) { return slot_mask_loss(x, 2); });
   const auto per_slot = got.grad_coefficients.abs().sum(-1);  // (B, P)
   CHECK(per_slot.index({1, 4}).item<double>() > 0.0);
   CHECK(per_slot.index({0, 1}).item<double>() == 0.0);
@@ -111,7 +113,8 @@ TEST_CASE("slot mask loss: fillers and the empty box give no gradient, no slot g
   none.gt_row = torch::zeros({kB, 0}, torch::kLong);
   none.boxes = torch::zeros({kB, 0, 4});
   none.weight = torch::zeros({kB, 0});
-  const Result empty = run(none, [](const SlotMaskInputs& x) { return slot_mask_loss(x); });
+  const Result empty =
+      run_slot_mask(none, [](const SlotMaskInputs& x) { return slot_mask_loss(x); });
   CHECK(empty.value.item<double>() == 0.0);
   CHECK(empty.grad_protos.abs().sum().item<double>() == 0.0);
 }
@@ -129,7 +132,7 @@ TEST_CASE("slot mask loss: prototypes upsampled from a channels-last tensor get 
       return t.requires_grad_();
     };
     const auto through = [&](auto loss, const at::Tensor& leaf) {
-      return run(in, [&](SlotMaskInputs x) {
+      return run_slot_mask(in, [&](SlotMaskInputs x) {
         x.protos = at::upsample_bilinear2d(leaf, {kH, kW}, false);
         return loss(x);
       });
@@ -159,10 +162,10 @@ TEST_CASE("slot mask loss under BF16 autocast follows the composed ops under aut
       return loss(x);
     };
   };
-  const Result want = run(in, under_autocast(composed));
-  const Result got =
-      run(in, under_autocast([](const SlotMaskInputs& x) { return slot_mask_loss(x, 3); }));
-  const Result fp32 = run(in, composed);
+  const Result want = run_slot_mask(in, under_autocast(composed));
+  const Result got = run_slot_mask(
+      in, under_autocast([](const SlotMaskInputs& x) { return slot_mask_loss(x, 3); }));
+  const Result fp32 = run_slot_mask(in, composed);
   MESSAGE("bf16 gaps: value " << rel(got.value, want.value) << ", coefficients "
                               << rel(got.grad_coefficients, want.grad_coefficients) << ", protos "
                               << rel(got.grad_protos, want.grad_protos) << "; bf16 vs fp32 "

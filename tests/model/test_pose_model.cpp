@@ -19,7 +19,7 @@ using trainer::test::parameter_count;
 
 namespace {
 
-std::map<std::string, std::vector<int64_t>> shapes_of(const torch::nn::Module& m) {
+std::map<std::string, std::vector<int64_t>> pose_shapes_of(const torch::nn::Module& m) {
   std::map<std::string, std::vector<int64_t>> out;
   for (const auto& [k, t] : state_dict(m)) out[k] = t.sizes().vec();
   return out;
@@ -59,7 +59,7 @@ TEST_CASE("yolo26n-pose keys: 879 in all, 411 in the head, the reference's order
         std::vector<std::string>{"cv2", "cv3", "one2one_cv2", "one2one_cv3", "cv4", "one2one_cv4",
                                  "flow_model", "cv4_kpts", "cv4_sigma", "one2one_cv4_kpts",
                                  "one2one_cv4_sigma"});
-  const auto got = shapes_of(*model);
+  const auto got = pose_shapes_of(*model);
   const std::map<std::string, std::vector<int64_t>> expected = {
       {"model.23.cv2.0.0.conv.weight", {16, 64, 3, 3}},
       {"model.23.cv2.0.1.conv.weight", {16, 16, 3, 3}},
@@ -105,7 +105,7 @@ TEST_CASE("yolo11n-pose keys: 163 in the head, cv4 ends in the 51-channel conv, 
   for (const auto& [k, t] : state_dict(*model)) head += k.rfind("model.23.", 0) == 0 ? 1 : 0;
   CHECK(head == 163);
   CHECK(head_attribute_order(*model) == std::vector<std::string>{"cv2", "cv3", "dfl", "cv4"});
-  const auto got = shapes_of(*model);
+  const auto got = pose_shapes_of(*model);
   CHECK(got.at("model.23.cv2.0.0.conv.weight") == std::vector<int64_t>{64, 64, 3, 3});
   CHECK(got.at("model.23.cv4.0.0.conv.weight") == std::vector<int64_t>{51, 64, 3, 3});
   CHECK(got.at("model.23.cv4.0.2.weight") == std::vector<int64_t>{51, 51, 1, 1});

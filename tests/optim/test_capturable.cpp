@@ -55,7 +55,7 @@ void random_grads(Optimizer& opt, int step) {
 }
 
 // Runs `steps` scheduled steps; capturable mode when `capturable`.
-void run(Optimizer& opt, int steps, bool capturable) {
+void run_capturable_steps(Optimizer& opt, int steps, bool capturable) {
   if (capturable) opt.make_capturable(torch::kCPU);
   for (int s = 0; s < steps; ++s) {
     schedule(opt, s);
@@ -100,8 +100,8 @@ TEST_CASE("capturable SGD follows the eager foreach step over 30 scheduled steps
   // 1e-5 relative after 30 steps; one step moves the weights by ~1e-3 relative or more.
   Sgd eager(mixed_groups(), /*foreach=*/true);
   Sgd slots(mixed_groups(), /*foreach=*/true);
-  run(eager, 30, false);
-  run(slots, 30, true);
+  run_capturable_steps(eager, 30, false);
+  run_capturable_steps(slots, 30, true);
   CHECK(slots.capturable());
   CHECK(relative_gap(eager, slots) < 1e-5);
   CHECK(moved(eager) > 1e-2);
@@ -121,8 +121,8 @@ TEST_CASE("capturable MuSGD follows the eager step over 30 scheduled steps") {
       options.schedule = schedule_kind;
       MuSGD eager(mixed_groups(), options);
       MuSGD slots(mixed_groups(), options);
-      run(eager, 30, false);
-      run(slots, 30, true);
+      run_capturable_steps(eager, 30, false);
+      run_capturable_steps(slots, 30, true);
       CHECK(relative_gap(eager, slots) < 1e-6);
       CHECK(moved(eager) > 1e-2);
     }
@@ -135,8 +135,8 @@ TEST_CASE("capturable AdamW follows the eager step and keeps its step numbers") 
   // numbers (a replay runs no host code), so the checkpoint's counts equal the eager ones.
   AdamW eager(mixed_groups(), AdamWOptions{});
   AdamW slots(mixed_groups(), AdamWOptions{});
-  run(eager, 30, false);
-  run(slots, 30, true);
+  run_capturable_steps(eager, 30, false);
+  run_capturable_steps(slots, 30, true);
   CHECK(relative_gap(eager, slots) < 1e-5);
   CHECK(moved(eager) > 1e-2);
   const auto a = eager.state_dict();

@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using Named = test::NamedTensors;
+using SegNamed = test::NamedTensors;
 
 // Masks at (h, w) for the label rows: each object an ellipse inside its box. overlap: one index
 // image per batch image (row j of the image = j + 1, later rows drawn over earlier ones); else one
@@ -67,7 +67,7 @@ TEST_CASE(
       test::TempDir dir;
       torch::manual_seed(40 + (yolo26 ? 1 : 0) + (overlap ? 2 : 0));
       const auto masks = make_masks(labels, b, 16, 16, overlap);
-      Named saved = {{"labels", labels}, {"masks", masks}};
+      SegNamed saved = {{"labels", labels}, {"masks", masks}};
       model::DetectOutput out;
       const auto make = [&](const std::string& branch, std::vector<at::Tensor>& levels,
                             std::vector<at::Tensor>& coef) {

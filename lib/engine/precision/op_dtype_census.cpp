@@ -20,8 +20,8 @@ namespace {
 
 // The censuses alive on this thread, and the one callback they share (registered by the first,
 // removed with the last), so nested censuses each count an op once.
-thread_local std::vector<OpDtypeCensus::State*> active;
-thread_local at::CallbackHandle callback = 0;
+thread_local std::vector<OpDtypeCensus::State*> active_censuses;
+thread_local at::CallbackHandle census_callback = 0;
 
 enum class Kind { kNone, kFull, kLow };
 
@@ -47,12 +47,12 @@ Kind value_kind(const c10::IValue& v) {
   return k;
 }
 
-std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
-  if (active.empty()) return nullptr;
+std::unique_ptr<at::ObserverContext> census_on_enter(const at::RecordFunction& fn) {
+  if (active_censuses.empty()) return nullptr;
   Kind kind = Kind::kNone;
   for (const c10::IValue& input : fn.inputs()) kind = merge(kind, value_kind(input));
   const std::string name = fn.name();
-  for (OpDtypeCensus::State* state : active) {
+  for (OpDtypeCensus::State* state : active_censuses) {
     std::lock_guard<std::mutex> lock(state->mutex);
     OpDtypeCount& c = state->counts[name];
     if (kind == Kind::kLow) {
@@ -69,17 +69,17 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
 }  // namespace
 
 OpDtypeCensus::OpDtypeCensus() : state_(std::make_shared<State>()) {
-  if (active.empty()) {
-    callback =
-        at::addThreadLocalCallback(at::RecordFunctionCallback(&on_enter).needsInputs(true).scopes(
-            {at::RecordScope::FUNCTION}));
+  if (active_censuses.empty()) {
+    census_callback = at::addThreadLocalCallback(at::RecordFunctionCallback(&census_on_enter)
+                                                     .needsInputs(true)
+                                                     .scopes({at::RecordScope::FUNCTION}));
   }
-  active.push_back(state_.get());
+  active_censuses.push_back(state_.get());
 }
 
 OpDtypeCensus::~OpDtypeCensus() {
-  active.erase(std::find(active.begin(), active.end(), state_.get()));
-  if (active.empty()) at::removeCallback(callback);
+  active_censuses.erase(std::find(active_censuses.begin(), active_censuses.end(), state_.get()));
+  if (active_censuses.empty()) at::removeCallback(census_callback);
 }
 
 std::map<std::string, OpDtypeCount> OpDtypeCensus::counts() const {

@@ -20,8 +20,8 @@ namespace {
 
 // The trace being recorded. Global, not thread-local: the autograd engine's threads (CUDA) run the
 // thread-local callback they inherit from the step's thread, and must find the same trace.
-std::atomic<OpShapeTrace::State*> active{nullptr};
-thread_local at::CallbackHandle callback = 0;
+std::atomic<OpShapeTrace::State*> active_trace{nullptr};
+thread_local at::CallbackHandle trace_callback = 0;
 thread_local int host_work_depth = 0;
 
 void describe_tensor(std::ostringstream& os, const at::Tensor& t) {
@@ -64,8 +64,8 @@ void describe(std::ostringstream& os, const c10::IValue& v) {
   }
 }
 
-std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
-  OpShapeTrace::State* state = active.load();
+std::unique_ptr<at::ObserverContext> trace_on_enter(const at::RecordFunction& fn) {
+  OpShapeTrace::State* state = active_trace.load();
   if (!state || host_work_depth > 0) return nullptr;
   std::ostringstream os;
   os << fn.name() << "(";
@@ -83,16 +83,17 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
 
 OpShapeTrace::OpShapeTrace() : state_(std::make_shared<State>()) {
   State* expected = nullptr;
-  if (!active.compare_exchange_strong(expected, state_.get())) {
+  if (!active_trace.compare_exchange_strong(expected, state_.get())) {
     throw std::logic_error("OpShapeTrace: another trace is recording");
   }
-  callback = at::addThreadLocalCallback(
-      at::RecordFunctionCallback(&on_enter).needsInputs(true).scopes({at::RecordScope::FUNCTION}));
+  trace_callback = at::addThreadLocalCallback(at::RecordFunctionCallback(&trace_on_enter)
+                                                  .needsInputs(true)
+                                                  .scopes({at::RecordScope::FUNCTION}));
 }
 
 OpShapeTrace::~OpShapeTrace() {
-  at::removeCallback(callback);
-  active = nullptr;
+  at::removeCallback(trace_callback);
+  active_trace = nullptr;
 }
 
 std::vector<std::string> OpShapeTrace::ops() const {

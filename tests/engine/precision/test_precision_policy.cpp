@@ -32,7 +32,7 @@ struct Sample {
   at::Tensor labels;  // (n, 6) [image, class, cx, cy, w, h]
 };
 
-Sample sample() {
+Sample policy_sample() {
   torch::manual_seed(3);
   Sample s;
   s.images = torch::rand({2, 3, 128, 128});
@@ -103,7 +103,7 @@ TEST_CASE("bf16 autocast on CPU: convolutions and BatchNorm in bf16, loss, gradi
     INFO("family " << (family == model::ModelFamily::kYolo26 ? "yolo26" : "yolo11"));
     auto net = tiny(family);
     auto criterion = criterion_for(*net);
-    const Sample s = sample();
+    const Sample s = policy_sample();
     const auto before = net->named_buffers()["model.0.bn.running_mean"].clone();
     const auto c = engine::compare_precisions(
         *net, criterion, s.images, loss::LossTargets{s.labels, {}, {}, {}, true}, torch::kCPU);
@@ -144,7 +144,7 @@ TEST_CASE("bf16 autocast on CPU: convolutions and BatchNorm in bf16, loss, gradi
 TEST_CASE("the loss gives the same result inside a bf16 autocast region as on fp32 copies") {
   auto net = tiny(model::ModelFamily::kYolo26);
   auto criterion = criterion_for(*net);
-  const Sample s = sample();
+  const Sample s = policy_sample();
   model::DetectOutput raw;
   {
     torch::NoGradGuard no_grad;
@@ -169,7 +169,7 @@ TEST_CASE("the loss gives the same result inside a bf16 autocast region as on fp
 
 TEST_CASE("BatchNorm running statistics under bf16 autocast are accumulated in fp32") {
   auto net = tiny(model::ModelFamily::kYolo26);
-  const Sample s = sample();
+  const Sample s = policy_sample();
   auto first = std::dynamic_pointer_cast<model::ConvImpl>(net->layer_modules().at(0));
   REQUIRE(first);
   const auto mean0 = first->bn->running_mean.clone();
@@ -199,7 +199,7 @@ TEST_CASE("after a bf16 step the optimizer and the EMA compute only in fp32") {
   // (`ns_dtype: bf16`, optimizer-batching.md); with ns_dtype: fp32 nothing in the step is bf16.
   auto net = tiny(model::ModelFamily::kYolo26);
   auto criterion = criterion_for(*net);
-  const Sample s = sample();
+  const Sample s = policy_sample();
   const auto config =
       core::load_config_text("optimizer: MuSGD\nns_dtype: fp32\n", "t.yaml", "/tmp").config;
   const auto choice = engine::choose_optimizer(config, 100, 80);
