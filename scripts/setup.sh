@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Installs everything a fresh Debian 12 machine needs to build trainer, and nothing that is already
-# there: Debian packages (compiler, CMake, Ninja, ccache, OpenCV, yaml-cpp, spdlog, CLI11, doctest,
-# nlohmann-json) and the pinned PyPI torch wheel (our LibTorch) plus pycocotools (the eval tests'
-# reference) in a virtual environment outside the clone ($TRAINER_CACHE, default ~/.cache/trainer),
-# so a second clone or CI run reuses it.
-# A second run takes seconds. Usage: scripts/setup.sh [--fuzz]
-#   --fuzz: also clang and libFuzzer (scripts/fuzz.sh), which nothing else needs
+# Installs what a fresh Debian 12 machine needs, and nothing that is already there.
+#   scripts/setup.sh          what building and running trainer needs (README command 1, the demo):
+#                             Debian packages (compiler, CMake, Ninja, ccache, OpenCV, yaml-cpp,
+#                             spdlog, CLI11, doctest, nlohmann-json, gloo) and the pinned PyPI torch
+#                             wheel (our LibTorch) in a virtual environment outside the clone
+#                             ($TRAINER_CACHE, default ~/.cache/trainer), so a second clone reuses it
+#   scripts/setup.sh --tests  also the test oracles (README command 2, CI): pycocotools, the
+#                             reference trainer and TensorBoard, which only tests read
+#   scripts/setup.sh --fuzz   also clang and libFuzzer (scripts/fuzz.sh)
+# One line per phase with its time; the tools' own output goes to $TRAINER_CACHE/setup.log, whose
+# tail is printed when a phase fails. A second run takes seconds.
 set -euo pipefail
 
 TORCH_VERSION=2.11.0  # matches the GPU VM image (2.11.0+cu130) and the CUDA 13.0 toolkit here
@@ -20,78 +24,100 @@ ORACLE_PACKAGES=(opencv-python-headless==4.10.0.84 matplotlib==3.11.2 pillow==13
 TENSORBOARD_VERSION=2.21.0
 TRAINER_CACHE=${TRAINER_CACHE:-$HOME/.cache/trainer}
 VENV=$TRAINER_CACHE/venv
-APT_PACKAGES=(build-essential cmake ninja-build ccache git pkg-config python3 python3-venv clang-format
+APT_PACKAGES=(build-essential cmake ninja-build ccache time git pkg-config python3 python3-venv clang-format
               libopencv-dev libopencv-videoio-dev libgloo-dev libyaml-cpp-dev libspdlog-dev libcli11-dev doctest-dev
               nlohmann-json3-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev)
 # clang 14 and its runtimes (libclang_rt.fuzzer, asan, ubsan live in libclang-rt-14-dev).
 FUZZ_APT_PACKAGES=(clang libclang-rt-14-dev)
-if [ "${1:-}" = "--fuzz" ]; then
-  APT_PACKAGES+=("${FUZZ_APT_PACKAGES[@]}")
-fi
+tests=0
+for arg in "$@"; do
+  case "$arg" in
+    --tests) tests=1 ;;
+    --fuzz) APT_PACKAGES+=("${FUZZ_APT_PACKAGES[@]}") ;;
+    *) echo "setup.sh: unknown option $arg (--tests, --fuzz)" >&2; exit 2 ;;
+  esac
+done
 
+mkdir -p "$TRAINER_CACHE"
+SETUP_LOG=$TRAINER_CACHE/setup.log
+: >"$SETUP_LOG"
 log() { printf '[setup] %s\n' "$*" >&2; }
+# quiet CMD...: runs a tool with its output in the log; on failure prints the log's tail and stops.
+quiet() {
+  if ! "$@" >>"$SETUP_LOG" 2>&1; then
+    log "failed: $*"
+    tail -n 30 "$SETUP_LOG" >&2
+    log "(the whole output: $SETUP_LOG)"
+    exit 1
+  fi
+}
+phase_start=0
+begin() { phase_start=$SECONDS; }
+took() { echo "$((SECONDS - phase_start)) s"; }
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
 
 install_debian_packages() {
+  begin
   local missing=()
   for p in "${APT_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if [ ${#missing[@]} -eq 0 ]; then
-    log "Debian packages: all present"
+    log "apt: all ${#APT_PACKAGES[@]} packages present ($(took))"
     return
   fi
-  log "Debian packages: installing ${missing[*]}"
-  as_root apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  log "apt: installing ${#missing[@]} packages: ${missing[*]} ..."
+  quiet as_root apt-get update -q
+  quiet as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    "${missing[@]}"
+  log "apt: ${#missing[@]} packages installed ($(took))"
 }
 
-install_torch() {
-  local stamp=$VENV/.trainer-torch-$TORCH_VERSION-pycocotools-$PYCOCOTOOLS_VERSION
+make_venv() {
+  [ -x "$VENV/bin/python" ] && return
+  quiet python3 -m venv "$VENV"
+  quiet "$VENV/bin/python" -m pip install --upgrade pip
+}
+
+# pip_phase NAME STAMP WHAT CHECK PIP-ARGS... [-- PIP-ARGS...]: one pip phase, skipped when its stamp
+# exists; each "--" starts another pip install (run in order); CHECK is python run afterwards.
+pip_phase() {
+  local name=$1 stamp=$VENV/.trainer-$2 what=$3 check=$4
+  shift 4
+  begin
   if [ -f "$stamp" ]; then
-    log "torch $TORCH_VERSION, pycocotools $PYCOCOTOOLS_VERSION: present in $VENV"
+    log "$name: present in $VENV ($(took))"
     return
   fi
-  mkdir -p "$TRAINER_CACHE"
-  [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-  log "torch $TORCH_VERSION: installing into $VENV (a few GB, once)"
-  "$VENV/bin/python" -m pip install -q --upgrade pip
-  "$VENV/bin/python" -m pip install -q "torch==$TORCH_VERSION" numpy \
-    "pycocotools==$PYCOCOTOOLS_VERSION"
+  log "$name: installing into $VENV ($what) ..."
+  make_venv
+  local args=()
+  for a in "$@" --; do
+    if [ "$a" = "--" ]; then
+      [ ${#args[@]} -eq 0 ] || quiet "$VENV/bin/python" -m pip install "${args[@]}"
+      args=()
+    else
+      args+=("$a")
+    fi
+  done
+  # The import check runs offline, with the reference's settings kept out of the home folder.
+  quiet env YOLO_OFFLINE=1 YOLO_CONFIG_DIR="$(mktemp -d)" "$VENV/bin/python" -c "$check"
   touch "$stamp"
+  log "$name: installed ($(took))"
 }
 
-install_oracle() {
-  local stamp=$VENV/.trainer-oracle-ultralytics-$ULTRALYTICS_VERSION
-  if [ -f "$stamp" ]; then
-    log "reference oracle ultralytics $ULTRALYTICS_VERSION: present in $VENV"
-    return
-  fi
-  log "reference oracle ultralytics $ULTRALYTICS_VERSION: installing into $VENV (tests only)"
-  "$VENV/bin/python" -m pip install -q --no-deps "${ORACLE_NO_DEPS[@]}"
-  "$VENV/bin/python" -m pip install -q "${ORACLE_PACKAGES[@]}"
-  # Import check offline, with settings kept out of the home folder.
-  YOLO_OFFLINE=1 YOLO_CONFIG_DIR="$(mktemp -d)" "$VENV/bin/python" -c \
-    "import ultralytics, torch; assert ultralytics.__version__ == '$ULTRALYTICS_VERSION'"
-  touch "$stamp"
-}
-
-install_tensorboard() {
-  local stamp=$VENV/.trainer-tensorboard-$TENSORBOARD_VERSION
-  if [ -f "$stamp" ]; then
-    log "tensorboard $TENSORBOARD_VERSION: present in $VENV"
-    return
-  fi
-  log "tensorboard $TENSORBOARD_VERSION: installing into $VENV (tests only)"
-  "$VENV/bin/python" -m pip install -q "tensorboard==$TENSORBOARD_VERSION"
-  "$VENV/bin/python" -c "import tensorboard; assert tensorboard.__version__ == '$TENSORBOARD_VERSION'"
-  touch "$stamp"
-}
-
+log "log of the tools' output: $SETUP_LOG"
 install_debian_packages
-install_torch
-install_oracle
-install_tensorboard
+pip_phase "torch $TORCH_VERSION" "torch-$TORCH_VERSION" "our LibTorch; a few GB, once" \
+  "import torch; assert torch.__version__.startswith('$TORCH_VERSION')" "torch==$TORCH_VERSION"
+if [ "$tests" = 1 ]; then
+  pip_phase "test oracles" \
+    "oracles-pycocotools-$PYCOCOTOOLS_VERSION-ultralytics-$ULTRALYTICS_VERSION-tensorboard-$TENSORBOARD_VERSION" \
+    "tests only: pycocotools, the reference trainer, TensorBoard" \
+    "import pycocotools, ultralytics, tensorboard; assert ultralytics.__version__ == '$ULTRALYTICS_VERSION'; assert tensorboard.__version__ == '$TENSORBOARD_VERSION'" \
+    numpy "pycocotools==$PYCOCOTOOLS_VERSION" "tensorboard==$TENSORBOARD_VERSION" "${ORACLE_PACKAGES[@]}" \
+    -- --no-deps "${ORACLE_NO_DEPS[@]}"
+fi

@@ -9,7 +9,7 @@
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 
-"$TRAINER_ROOT/scripts/setup.sh"
+"$TRAINER_ROOT/scripts/setup.sh" --tests
 "$TRAINER_ROOT/scripts/check_format.sh"
 "$TRAINER_ROOT/scripts/build.sh"
 if [ "${TRAINER_SKIP_CUDA_BUILD:-0}" != 1 ] && { command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; }; then
