@@ -1,10 +1,9 @@
 #include "core/config_loader.h"
+#include "core/ascii_case.h"
 
 #include <spdlog/spdlog.h>
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -25,11 +24,6 @@ SourceLocation location_of(const YAML::Node& node, const std::string& file) {
   return SourceLocation{file, mark.line >= 0 ? mark.line + 1 : 0};
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
 std::string shown(const YAML::Node& node) {
   if (node.IsScalar()) return "'" + node.Scalar() + "'";
   if (node.IsSequence()) return "a list";
@@ -40,9 +34,7 @@ std::string shown(const YAML::Node& node) {
 [[noreturn]] void fail_value(const FieldSpec& field, const YAML::Node& node,
                              const SourceLocation& where) {
   if (node.IsScalar()) {
-    std::string value = node.Scalar();
-    std::transform(value.begin(), value.end(), value.begin(),
-                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    const std::string value = ascii_lowercase(node.Scalar());
     for (const auto& [refused, why] : field.refused_values) {
       if (value == refused) {
         throw ConfigError(where, "key '" + field.key + "': " + refused + " " + why);
@@ -148,9 +140,9 @@ FieldValue parse_value(const FieldSpec& field, const YAML::Node& node, const Sou
     }
     case FieldType::kChoice: {
       if (!node.IsScalar()) fail_value(field, node, where);
-      const std::string wanted = lower(node.Scalar());
+      const std::string wanted = ascii_lowercase(node.Scalar());
       for (const auto& choice : field.choices) {
-        if (lower(choice) == wanted) return choice;
+        if (ascii_lowercase(choice) == wanted) return choice;
       }
       if (field.yaml_true_choice || field.yaml_false_choice) {
         if (auto b = as_bool(node)) {

@@ -1,5 +1,6 @@
 // See device_spelling.h.
 #include "core/device_spelling.h"
+#include "core/ascii_case.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,8 +11,7 @@
 namespace trainer::core {
 
 DeviceSpelling parse_device(const std::string& text) {
-  std::string s;
-  for (char ch : text) s += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string s = ascii_lowercase(text);
   DeviceSpelling out;
   if (s.empty()) return out;
   if (s == "cpu") {

@@ -1,23 +1,13 @@
 // See task.h.
 #include "core/task.h"
+#include "core/ascii_case.h"
 
-#include <algorithm>
-#include <cctype>
 #include <filesystem>
 
 #include "core/error.h"
 
 namespace trainer::core {
-namespace {
-
-std::string lowercase(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 const char* task_name(Task task) {
   for (const TaskNames& row : kTaskNames) {
@@ -33,7 +23,7 @@ std::vector<Task> all_tasks() {
 }
 
 std::optional<Task> task_from_name(std::string_view name) {
-  const std::string wanted = lowercase(name);
+  const std::string wanted = ascii_lowercase(name);
   for (Task task : all_tasks()) {
     if (wanted == task_name(task)) return task;
   }
@@ -41,7 +31,7 @@ std::optional<Task> task_from_name(std::string_view name) {
 }
 
 std::optional<Task> task_from_model_name(const std::string& model) {
-  const std::string stem = lowercase(std::filesystem::path(model).stem().string());
+  const std::string stem = ascii_lowercase(std::filesystem::path(model).stem().string());
   for (const TaskNames& row : kTaskNames) {
     if (*row.model_suffix != '\0' && stem.find(row.model_suffix) != std::string::npos) {
       return row.task;

@@ -1,10 +1,9 @@
 // See image_codec.h. One of TRAINER_IMAGE_CODECS_OPENCV / _TURBOJPEG is defined by CMake.
 #include "data/image_codec.h"
+#include "core/ascii_case.h"
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cctype>
 #include <fstream>
 
 #include "core/error.h"
@@ -32,10 +31,7 @@ Format sniff(const std::vector<uint8_t>& b) {
 }
 
 std::string lower_extension(const std::filesystem::path& file) {
-  std::string ext = file.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext;
+  return core::ascii_lowercase(file.extension().string());
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Image listing, label paths and header sizes; see image_files.h.
 #include "data/image_files.h"
+#include "core/ascii_case.h"
 
 #include <fmt/format.h>
 
@@ -19,11 +20,6 @@ namespace fs = std::filesystem;
 
 namespace trainer::data {
 namespace {
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string trim(const std::string& s) {
   size_t b = 0, e = s.size();
@@ -100,7 +96,7 @@ std::optional<ImageHeader> jpeg_header(std::istream& in, std::string* error) {
 bool has_image_suffix(const fs::path& file) {
   static const std::set<std::string> kSuffixes = {".bmp", ".dng", ".jpeg", ".jpg",  ".mpo",
                                                   ".png", ".tif", ".tiff", ".webp", ".pfm"};
-  return kSuffixes.count(lower(file.extension().string())) > 0;
+  return kSuffixes.count(core::ascii_lowercase(file.extension().string())) > 0;
 }
 
 std::vector<fs::path> list_image_files(const std::vector<fs::path>& paths) {

@@ -1,7 +1,7 @@
 #include "model/model_name.h"
+#include "core/ascii_case.h"
 
 #include <algorithm>
-#include <cctype>
 #include <stdexcept>
 
 #include "core/error.h"
@@ -60,10 +60,7 @@ ModelName parse_model_name(const std::string& text) {
                               " models are named like yolo26n" + task_suffix(*task));
     }
     const std::string suffix = task_suffix(*task);
-    std::string lower_suffix = stem.substr(dash);
-    std::transform(lower_suffix.begin(), lower_suffix.end(), lower_suffix.begin(),
-                   [](unsigned char c) { return std::tolower(c); });
-    if (lower_suffix != suffix) {
+    if (core::ascii_lowercase(stem.substr(dash)) != suffix) {
       throw core::ConfigError("unknown model '" + text + "'; " + core::task_name(*task) +
                               " models are named like yolo26n" + suffix);
     }
@@ -90,9 +87,7 @@ ModelName parse_model_name(const std::string& text) {
     }
     return ModelName{ModelFamily::kCustomYaml, 'n', text, core::Task::kDetect, {}};
   }
-  std::string lower = text;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
+  const std::string lower = core::ascii_lowercase(text);
   // "t" (tiny: width 0.0625, depth 0.33) is our addition for tests and the CPU demo.
   const bool tiny = lower == "yolo26t" || lower == "yolo11t";
   if (!tiny && std::find(names.begin(), names.end(), lower) == names.end()) {

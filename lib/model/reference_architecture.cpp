@@ -1,10 +1,10 @@
 // See reference_architecture.h.
 #include "model/reference_architecture.h"
+#include "core/ascii_case.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <optional>
 
@@ -13,12 +13,6 @@
 
 namespace trainer::model {
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 // The task of a head class ("ultralytics.nn.modules.head.Pose26" -> pose).
 std::optional<core::Task> head_task(const std::string& head_class) {
@@ -37,7 +31,8 @@ std::optional<core::Task> task_from_args(const ReferenceInfo& info) {
 }  // namespace
 
 ModelName reference_model_name(const ReferenceInfo& info, const std::string& file) {
-  const std::string stem = lower(std::filesystem::path(info.yaml_file).stem().string());
+  const std::string stem =
+      core::ascii_lowercase(std::filesystem::path(info.yaml_file).stem().string());
   ModelName name;
   std::string rest;
   if (stem.rfind("yolo26", 0) == 0) {

@@ -1,5 +1,6 @@
 // See source.h.
 #include "predict/source.h"
+#include "core/ascii_case.h"
 
 #include <fmt/format.h>
 #include <glob.h>
@@ -19,9 +20,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string lower_suffix(const fs::path& file) {
-  std::string s = file.extension().string();
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
+  return core::ascii_lowercase(file.extension().string());
 }
 
 bool is_glob(const std::string& s) {
