@@ -24,9 +24,9 @@ endif()
 
 # Unity builds: every LibTorch translation unit pays a fixed cost for the precompiled torch/torch.h
 # before its own first line (GCC re-instantiates the header's pending templates in each one: 9.6 s
-# user + 5 s system for an empty file here, 2026-12-07), so a folder's files are compiled TRAINER_UNITY_BATCH
-# at a time in one unit. Each file keeps its file-local names unique within its library (the build
-# without unity, -DTRAINER_UNITY=OFF, stays correct and CI's sanitizer build uses it).
+# user + 5 s system for an empty file here, 2026-12-07), so a target's sources are compiled
+# TRAINER_UNITY_BATCH at a time in one unit. File-local names stay unique within a library, so the
+# build without unity (-DTRAINER_UNITY=OFF, which CI's sanitizer build uses) stays correct.
 option(TRAINER_UNITY "Compile each target's sources in batches (unity build)" ON)
 set(TRAINER_UNITY_BATCH 8 CACHE STRING "Source files per unity translation unit")
 if(TRAINER_UNITY)

@@ -36,9 +36,9 @@ prefix=${TRAINER_TORCH_PREFIX:-$("$TRAINER_VENV/bin/python" -c 'import torch; pr
   { echo "build_cost: no torch in $TRAINER_VENV (scripts/setup.sh)" >&2; exit 2; }
 jobs=${BUILD_COST_JOBS:-$(nproc)}
 
-# shellcheck disable=SC2086  # the extra configure arguments are words
 [ -x /usr/bin/time ] || { echo "build_cost: needs GNU time (apt install time)" >&2; exit 2; }
 launcher="/usr/bin/time;-f;%U %S %C;-a;-o;$dir/cpu.log"
+# shellcheck disable=SC2086  # the extra configure arguments are words
 cmake -S "$TRAINER_ROOT" -B "$dir" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" -DTRAINER_USE_CCACHE=OFF \
       "-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher" "-DCMAKE_CXX_LINKER_LAUNCHER=$launcher" \
       -DTRAINER_WERROR=ON $cmake_args >"$dir/configure.log" 2>&1 ||

@@ -82,11 +82,19 @@ make_venv() {
   quiet "$VENV/bin/python" -m pip install --upgrade pip
 }
 
-# pip_phase NAME STAMP WHAT CHECK PIP-ARGS... [-- PIP-ARGS...]: one pip phase, skipped when its stamp
-# exists; each "--" starts another pip install (run in order); CHECK is python run afterwards.
+pip_install() { quiet "$VENV/bin/python" -m pip install "$@"; }
+install_torch() { pip_install "torch==$TORCH_VERSION"; }
+# The reference is installed without its dependencies (its opencv-python would replace our pins),
+# after the pinned packages it imports: in the other order pip prints a resolver "ERROR:".
+install_oracles() {
+  pip_install numpy "pycocotools==$PYCOCOTOOLS_VERSION" "tensorboard==$TENSORBOARD_VERSION" "${ORACLE_PACKAGES[@]}"
+  pip_install --no-deps "${ORACLE_NO_DEPS[@]}"
+}
+
+# pip_phase NAME STAMP WHAT CHECK INSTALL: runs INSTALL (a function) unless STAMP exists, then CHECK
+# (python, offline, with the reference's settings kept out of the home folder).
 pip_phase() {
-  local name=$1 stamp=$VENV/.trainer-$2 what=$3 check=$4
-  shift 4
+  local name=$1 stamp=$VENV/.trainer-$2 what=$3 check=$4 install=$5
   begin
   if [ -f "$stamp" ]; then
     log "$name: present in $VENV ($(took))"
@@ -94,16 +102,7 @@ pip_phase() {
   fi
   log "$name: installing into $VENV ($what) ..."
   make_venv
-  local args=()
-  for a in "$@" --; do
-    if [ "$a" = "--" ]; then
-      [ ${#args[@]} -eq 0 ] || quiet "$VENV/bin/python" -m pip install "${args[@]}"
-      args=()
-    else
-      args+=("$a")
-    fi
-  done
-  # The import check runs offline, with the reference's settings kept out of the home folder.
+  "$install"
   quiet env YOLO_OFFLINE=1 YOLO_CONFIG_DIR="$(mktemp -d)" "$VENV/bin/python" -c "$check"
   touch "$stamp"
   log "$name: installed ($(took))"
@@ -112,12 +111,11 @@ pip_phase() {
 log "log of the tools' output: $SETUP_LOG"
 install_debian_packages
 pip_phase "torch $TORCH_VERSION" "torch-$TORCH_VERSION" "our LibTorch; a few GB, once" \
-  "import torch; assert torch.__version__.startswith('$TORCH_VERSION')" "torch==$TORCH_VERSION"
+  "import torch; assert torch.__version__.startswith('$TORCH_VERSION')" install_torch
 if [ "$tests" = 1 ]; then
   pip_phase "test oracles" \
     "oracles-pycocotools-$PYCOCOTOOLS_VERSION-ultralytics-$ULTRALYTICS_VERSION-tensorboard-$TENSORBOARD_VERSION" \
     "tests only: pycocotools, the reference trainer, TensorBoard" \
     "import pycocotools, ultralytics, tensorboard; assert ultralytics.__version__ == '$ULTRALYTICS_VERSION'; assert tensorboard.__version__ == '$TENSORBOARD_VERSION'" \
-    numpy "pycocotools==$PYCOCOTOOLS_VERSION" "tensorboard==$TENSORBOARD_VERSION" "${ORACLE_PACKAGES[@]}" \
-    -- --no-deps "${ORACLE_NO_DEPS[@]}"
+    install_oracles
 fi
