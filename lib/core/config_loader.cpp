@@ -1,5 +1,4 @@
 #include "core/config_loader.h"
-#include "core/ascii_case.h"
 
 #include <spdlog/spdlog.h>
 #include <yaml-cpp/yaml.h>
@@ -10,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/ascii_case.h"
 #include "core/config_schema.h"
 
 namespace fs = std::filesystem;

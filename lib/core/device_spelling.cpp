@@ -1,11 +1,11 @@
 // See device_spelling.h.
 #include "core/device_spelling.h"
-#include "core/ascii_case.h"
 
 #include <algorithm>
 #include <cctype>
 #include <sstream>
 
+#include "core/ascii_case.h"
 #include "core/error.h"
 
 namespace trainer::core {

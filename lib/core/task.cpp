@@ -1,13 +1,12 @@
 // See task.h.
 #include "core/task.h"
-#include "core/ascii_case.h"
 
 #include <filesystem>
 
+#include "core/ascii_case.h"
 #include "core/error.h"
 
 namespace trainer::core {
-namespace {}  // namespace
 
 const char* task_name(Task task) {
   for (const TaskNames& row : kTaskNames) {

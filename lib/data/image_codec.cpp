@@ -1,11 +1,11 @@
 // See image_codec.h. One of TRAINER_IMAGE_CODECS_OPENCV / _TURBOJPEG is defined by CMake.
 #include "data/image_codec.h"
-#include "core/ascii_case.h"
 
 #include <fmt/format.h>
 
 #include <fstream>
 
+#include "core/ascii_case.h"
 #include "core/error.h"
 
 #if defined(TRAINER_IMAGE_CODECS_TURBOJPEG)

@@ -1,6 +1,5 @@
 // Image listing, label paths and header sizes; see image_files.h.
 #include "data/image_files.h"
-#include "core/ascii_case.h"
 
 #include <fmt/format.h>
 
@@ -12,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/ascii_case.h"
 #include "core/error.h"
 #include "data/codecs/exif_orientation.h"
 #include "data/image_codec.h"

@@ -1,9 +1,9 @@
 #include "model/model_name.h"
-#include "core/ascii_case.h"
 
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/ascii_case.h"
 #include "core/error.h"
 #include "core/task.h"
 

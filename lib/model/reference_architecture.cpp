@@ -1,6 +1,5 @@
 // See reference_architecture.h.
 #include "model/reference_architecture.h"
-#include "core/ascii_case.h"
 
 #include <fmt/format.h>
 
@@ -8,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "core/ascii_case.h"
 #include "core/error.h"
 #include "core/task.h"
 

@@ -1,6 +1,5 @@
 // See source.h.
 #include "predict/source.h"
-#include "core/ascii_case.h"
 
 #include <fmt/format.h>
 #include <glob.h>
@@ -12,6 +11,7 @@
 #include <set>
 #include <system_error>
 
+#include "core/ascii_case.h"
 #include "core/error.h"
 #include "data/image_files.h"
 
