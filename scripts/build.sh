@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Configures (once) and builds trainer with Ninja, ccache and a precompiled LibTorch header.
-# Usage: scripts/build.sh [--cuda|--sanitize|--fuzz] [ninja targets...]
-#   default:    the CPU build in build/ (what the tests run)
+# Usage: scripts/build.sh [--cuda|--dev|--sanitize|--fuzz] [ninja targets...]
+#   default:    the CPU build in build/ (what the tests run), compiled in unity units of 8 sources:
+#               the cheapest build from cold (README, CI)
+#   --dev:      the same without unity units, in build-dev/: one translation unit per source, so
+#               a one-file change recompiles that file alone (in build/ it recompiles its unit's 8)
 #   --cuda:     the CUDA build in build-cuda/ (compiles and links here; runs on a GPU machine)
 #   --sanitize: ASan + UBSan on the core and data libraries and their tests, in build-asan/
 #               (scripts/test.sh builds and runs those suites there)
@@ -18,6 +21,10 @@ case "${1:-}" in
   --cuda)
     cuda=ON
     dir=$TRAINER_BUILD_CUDA
+    shift ;;
+  --dev)
+    dir=$TRAINER_BUILD_DEV
+    extra=(-DTRAINER_UNITY=OFF)
     shift ;;
   --sanitize)
     dir=$TRAINER_BUILD_ASAN
