@@ -34,6 +34,23 @@ if(TRAINER_UNITY)
   set(CMAKE_UNITY_BUILD_BATCH_SIZE ${TRAINER_UNITY_BATCH})
 endif()
 
+# The linker: lld when installed. GNU ld took 1.6-4.0 s to link `trainer` here and lld 0.3-0.9 s
+# (three rounds each, the same objects, 2026-12-07); every test binary and every one-file rebuild
+# pays a link. TRAINER_LINKER=system keeps the compiler's default; lld, mold, gold or bfd names one.
+set(TRAINER_LINKER auto CACHE STRING "Linker for executables: auto (lld when installed), system, lld, mold, gold, bfd")
+set(trainer_linker ${TRAINER_LINKER})
+if(trainer_linker STREQUAL "auto")
+  find_program(TRAINER_LLD NAMES ld.lld)
+  set(trainer_linker system)
+  if(TRAINER_LLD AND CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+    set(trainer_linker lld)
+  endif()
+endif()
+if(NOT trainer_linker STREQUAL "system")
+  add_link_options($<$<LINK_LANGUAGE:CXX>:-fuse-ld=${trainer_linker}>)
+endif()
+message(STATUS "trainer: linker ${trainer_linker}")
+
 add_library(trainer_warnings INTERFACE)
 target_compile_options(trainer_warnings INTERFACE -Wall -Wextra -Wpedantic
                                                   $<$<CXX_COMPILER_ID:GNU>:-Wshadow=local>

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian 12 machine needs, and nothing that is already there.
 #   scripts/setup.sh          what building and running trainer needs (README command 1, the demo):
-#                             Debian packages (compiler, CMake, Ninja, ccache, OpenCV, yaml-cpp,
+#                             Debian packages (compiler, CMake, Ninja, ccache, lld, OpenCV, yaml-cpp,
 #                             spdlog, CLI11, doctest, nlohmann-json, gloo) and the pinned PyPI torch
 #                             wheel (our LibTorch) in a virtual environment outside the clone
 #                             ($TRAINER_CACHE, default ~/.cache/trainer), so a second clone reuses it
@@ -24,7 +24,7 @@ ORACLE_PACKAGES=(opencv-python-headless==4.10.0.84 matplotlib==3.11.2 pillow==13
 TENSORBOARD_VERSION=2.21.0
 TRAINER_CACHE=${TRAINER_CACHE:-$HOME/.cache/trainer}
 VENV=$TRAINER_CACHE/venv
-APT_PACKAGES=(build-essential cmake ninja-build ccache time git pkg-config python3 python3-venv clang-format
+APT_PACKAGES=(build-essential cmake ninja-build ccache lld time git pkg-config python3 python3-venv clang-format
               libopencv-dev libopencv-videoio-dev libgloo-dev libyaml-cpp-dev libspdlog-dev libcli11-dev doctest-dev
               nlohmann-json3-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev)
 # clang 14 and its runtimes (libclang_rt.fuzzer, asan, ubsan live in libclang-rt-14-dev).
