@@ -11,6 +11,7 @@
 
 #include "core/ascii_case.h"
 #include "core/config_schema.h"
+#include "core/yaml_document.h"
 
 namespace fs = std::filesystem;
 
@@ -186,14 +187,6 @@ void apply_key(TrainConfig& config, const std::string& key, const YAML::Node& va
   fail_unknown_key(key, where);
 }
 
-YAML::Node parse_yaml(const std::string& text, const std::string& display_name) {
-  try {
-    return YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(SourceLocation{display_name, e.mark.line + 1}, "malformed YAML: " + e.msg);
-  }
-}
-
 std::string read_file(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw ConfigError("config file not found: " + file.string());
@@ -220,7 +213,7 @@ class Loader {
   }
 
   void load_text(const std::string& text, const std::string& name, const fs::path& dir) {
-    const YAML::Node root = parse_yaml(text, name);
+    const YAML::Node root = parse_yaml_document(text, name);
     if (root.IsNull()) {
       result.files.emplace_back(name);
       return;  // an empty file is a valid, empty config

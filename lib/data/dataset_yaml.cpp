@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/yaml_document.h"
 
 namespace fs = std::filesystem;
 using trainer::core::ConfigError;
@@ -115,12 +116,7 @@ namespace {
 
 DatasetSpec parse_dataset(const fs::path& file, bool check_paths) {
   if (!fs::is_regular_file(file)) throw ConfigError("dataset yaml not found: " + file.string());
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(file.string());
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(SourceLocation{file.string(), e.mark.line + 1}, "malformed YAML: " + e.msg);
-  }
+  const YAML::Node root = core::load_yaml_file(file);
   if (!root.IsMap()) throw ConfigError(SourceLocation{file.string(), 1}, "expected a mapping");
 
   DatasetSpec spec;
@@ -229,7 +225,30 @@ DatasetSpec parse_dataset(const fs::path& file, bool check_paths) {
 }  // namespace
 
 namespace {
+
 std::atomic<int64_t> dataset_yaml_load_count{0};
+
+// yaml-cpp's "bad conversion" knows only the line; the message names the key, what it expects and
+// the value given.
+ConfigError wrong_value_type(const fs::path& file, const YAML::Mark& mark) {
+  const YAML::Node root = core::load_yaml_file(file);
+  const std::string key = core::top_level_key_at_line(root, mark.line + 1);
+  static const std::map<std::string, std::string> kExpected = {
+      {"nc", "must be an integer (the number of classes)"},
+      {"names", "must be class names: a list or an {id: name} mapping"},
+      {"kpt_shape", "must be [keypoints, dims] of integers, e.g. 'kpt_shape: [17, 3]'"},
+      {"flip_idx", "must be a list of keypoint indices (integers)"},
+      {"kpt_oks_sigmas", "must be a list of positive numbers"},
+      {"path", "must be a path"},
+  };
+  const auto it = kExpected.find(key);
+  const std::string expected = it != kExpected.end() ? it->second : "has a value of the wrong type";
+  const std::string got = core::scalar_at_mark(root, mark);
+  return ConfigError(SourceLocation{file.string(), mark.line + 1},
+                     fmt::format("'{}' {}{}", key.empty() ? "this value" : key, expected,
+                                 got.empty() ? std::string() : fmt::format(", got '{}'", got)));
+}
+
 }  // namespace
 
 int64_t dataset_yaml_loads() {
@@ -241,7 +260,7 @@ DatasetSpec load_dataset_yaml(const fs::path& file, bool check_paths) {
   try {
     return parse_dataset(file, check_paths);
   } catch (const YAML::Exception& e) {  // a value of the wrong shape (a list where a name belongs)
-    throw ConfigError(SourceLocation{file.string(), e.mark.line + 1}, "invalid value: " + e.msg);
+    throw wrong_value_type(file, e.mark);
   }
 }
 

@@ -66,6 +66,39 @@ TEST_CASE("bad dataset yamls name the file, line and problem") {
                        ConfigError);
 }
 
+TEST_CASE("a dataset yaml with a key twice, or a value of the wrong type, names key and line") {
+  TempDir dir;
+  write_text(dir / "twice.yaml", "train: a\nval: .\nnames: [a]\ntrain: .\n");
+  CHECK_THROWS_WITH_AS(
+      load_dataset_yaml(dir / "twice.yaml"),
+      ((dir / "twice.yaml").string() + ":4: key 'train' is given twice (first at line 1); keep one")
+          .c_str(),
+      ConfigError);
+  write_text(dir / "nc.yaml", "train: .\nval: .\nnc: abc\nnames: [a]\n");
+  CHECK_THROWS_WITH_AS(load_dataset_yaml(dir / "nc.yaml"),
+                       ((dir / "nc.yaml").string() +
+                        ":3: 'nc' must be an integer (the number of classes), got 'abc'")
+                           .c_str(),
+                       ConfigError);
+  write_text(dir / "flip.yaml",
+             "train: .\nval: .\nnames: [a]\nkpt_shape: [2, 3]\nflip_idx: [1, x]\n");
+  CHECK_THROWS_WITH_AS(load_dataset_yaml(dir / "flip.yaml"),
+                       ((dir / "flip.yaml").string() +
+                        ":5: 'flip_idx' must be a list of keypoint indices (integers), got 'x'")
+                           .c_str(),
+                       ConfigError);
+  write_text(dir / "kpt.yaml", "train: .\nval: .\nnames: [a]\nkpt_shape: [seventeen, 3]\n");
+  CHECK_THROWS_WITH_AS(load_dataset_yaml(dir / "kpt.yaml"),
+                       ((dir / "kpt.yaml").string() +
+                        ":4: 'kpt_shape' must be [keypoints, dims] of integers, e.g. 'kpt_shape: "
+                        "[17, 3]', got 'seventeen'")
+                           .c_str(),
+                       ConfigError);
+  // An editor's byte-order mark is not part of the first key.
+  write_text(dir / "bom.yaml", "\xEF\xBB\xBFtrain: .\nval: .\nnames: [a]\n");
+  CHECK(load_dataset_yaml(dir / "bom.yaml").names.size() == 1);
+}
+
 TEST_CASE("the shared coco8 and coco8-pose yamls written the Ultralytics way load") {
   TRAINER_SKIP_IF_NO_SHARED_DATA(coco8, "coco8");
   TempDir dir;
