@@ -7,8 +7,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 #include <unordered_map>
 
+#include "core/ascii_case.h"
 #include "core/error.h"
 #include "data/outline_merge.h"
 
@@ -64,6 +66,11 @@ int CocoClassMap::to_class(int64_t category_id) const {
   return it != ids.end() && *it == category_id ? static_cast<int>(it - ids.begin()) : -1;
 }
 
+std::filesystem::path coco_image_path(const std::filesystem::path& images_dir,
+                                      const CocoImage& image) {
+  return (images_dir / image.file_name).lexically_normal();
+}
+
 CocoClassMap coco_class_map(const CocoFile& coco, int nc) {
   CocoClassMap map;
   for (const auto& c : coco.categories) map.ids.push_back(c.id);
@@ -85,6 +92,59 @@ CocoClassMap coco_class_map(const CocoFile& coco, int nc) {
   return map;
 }
 
+namespace {
+
+std::string comparable_name(const std::string& name) {
+  const size_t begin = name.find_first_not_of(" \t");
+  if (begin == std::string::npos) return "";
+  const size_t end = name.find_last_not_of(" \t");
+  return core::ascii_lowercase(std::string_view(name).substr(begin, end - begin + 1));
+}
+
+}  // namespace
+
+void check_category_names(const CocoFile& coco, const CocoClassMap& map,
+                          const std::vector<std::string>& names) {
+  constexpr size_t kRowsShown = 20;
+  std::vector<std::string> rows;
+  size_t compared = 0;
+  for (const CocoCategory& category : coco.categories) {
+    const int cls = map.to_class(category.id);
+    if (cls < 0 || cls >= static_cast<int>(names.size()) || category.name.empty()) continue;
+    ++compared;
+    if (comparable_name(category.name) == comparable_name(names[static_cast<size_t>(cls)])) {
+      continue;
+    }
+    rows.push_back(fmt::format("  class {:>3}: yaml '{}' | json category id {} '{}'", cls,
+                               names[static_cast<size_t>(cls)], category.id, category.name));
+  }
+  if (rows.empty()) return;
+  std::string message = fmt::format(
+      "{}: the categories' names do not match the dataset yaml's names for {} of {} classes "
+      "(a box would train under the wrong name); make the yaml's names list the categories in the "
+      "order of their ids:",
+      coco.source.string(), rows.size(), compared);
+  for (size_t i = 0; i < rows.size() && i < kRowsShown; ++i) message += "\n" + rows[i];
+  if (rows.size() > kRowsShown)
+    message += fmt::format("\n  ... and {} more", rows.size() - kRowsShown);
+  throw core::InputError(message);
+}
+
+std::string describe_class_map(const CocoFile& coco, const CocoClassMap& map,
+                               const std::vector<std::string>& names) {
+  std::string text;
+  for (const CocoCategory& category : coco.categories) {
+    const int cls = map.to_class(category.id);
+    if (!text.empty()) text += ", ";
+    if (cls < 0 || cls >= static_cast<int>(names.size())) {
+      text += fmt::format("{} -> none", category.id);
+    } else {
+      text += fmt::format("{} -> {} ({})", category.id, cls, names[static_cast<size_t>(cls)]);
+    }
+  }
+  return text;
+}
+
 std::vector<ImageLabels> coco_to_labels(const CocoFile& coco, const std::filesystem::path& dir,
                                         int nc, DatasetStats& stats, int keypoints_per_box,
                                         bool outlines) {
@@ -95,7 +155,7 @@ std::vector<ImageLabels> coco_to_labels(const CocoFile& coco, const std::filesys
   std::vector<ImageLabels> out(coco.images.size());
   for (size_t i = 0; i < coco.images.size(); ++i) {
     const CocoImage& im = coco.images[i];
-    out[i].image = (dir / im.file_name).lexically_normal();
+    out[i].image = coco_image_path(dir, im);
     out[i].width = im.width;
     out[i].height = im.height;
     out[i].coco_image_id = im.id;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "data/coco_json.h"
@@ -22,9 +23,24 @@ struct CocoClassMap {
   int to_class(int64_t category_id) const;  // -1 when unknown
 };
 
+// Where a json image's file is: images_dir / file_name, normalised.
+std::filesystem::path coco_image_path(const std::filesystem::path& images_dir,
+                                      const CocoImage& image);
+
 // Chooses the category -> class map for `nc` classes. Throws core::InputError naming the file
 // when the categories do not fit.
 CocoClassMap coco_class_map(const CocoFile& coco, int nc);
+
+// The categories' names against the dataset yaml's, class by class under `map` (ASCII case and
+// surrounding spaces ignored; a category without a name is not compared). Throws core::InputError
+// listing the classes that differ side by side: a yaml whose names are in another order would
+// otherwise train every box under the wrong name.
+void check_category_names(const CocoFile& coco, const CocoClassMap& map,
+                          const std::vector<std::string>& names);
+
+// "category id -> class" for every category, as `-v` prints it: "1 -> 0 (person), 2 -> 1 ...".
+std::string describe_class_map(const CocoFile& coco, const CocoClassMap& map,
+                               const std::vector<std::string>& names);
 
 // One ImageLabels per json image (sorted by file name), image = images_dir / file_name, width and
 // height from the json. Counts duplicates, crowd and skipped boxes into `stats`, with messages.

@@ -169,12 +169,28 @@ CocoSegmentation parse_coco_segmentation(const json& value) {
   return out;
 }
 
+std::string malformed_json_message(const std::exception& error, size_t document_bytes) {
+  std::string text = error.what();
+  if (text.rfind("[json.exception.", 0) == 0) {
+    const size_t close = text.find("] ");
+    if (close != std::string::npos) text.erase(0, close + 2);
+  }
+  for (const char* prefix : {"parse error at ", "parse error: "}) {
+    if (text.rfind(prefix, 0) == 0) text.erase(0, std::string(prefix).size());
+  }
+  const auto* parse = dynamic_cast<const json::parse_error*>(&error);
+  const bool at_end = parse != nullptr && parse->byte >= document_bytes;
+  return "malformed json" +
+         std::string(parse != nullptr && text.rfind("line ", 0) == 0 ? " at " : ": ") + text +
+         (at_end ? " (the file ends there: is it cut short?)" : "");
+}
+
 CocoFile parse_coco_json(const std::string& text, const std::string& source) {
   json root;
   try {
     root = json::parse(text);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
-    fail(source, fmt::format("malformed json ({})", e.what()));
+    fail(source, malformed_json_message(e, text.size()));
   }
   if (!root.is_object()) fail(source, "the top level is not an object");
 
@@ -189,8 +205,14 @@ CocoFile parse_coco_json(const std::string& text, const std::string& source) {
     const json& file_name = require(entry, "file_name", source, name);
     if (!file_name.is_string()) fail(source, name + ": \"file_name\" must be a string");
     image.file_name = file_name.get<std::string>();
-    image.width = static_cast<int>(require_int(entry, "width", source, name));
-    image.height = static_cast<int>(require_int(entry, "height", source, name));
+    // A missing, null or 0 size stays 0: the dataset reads it from the image file.
+    for (const auto& [key, size] :
+         {std::pair<const char*, int*>{"width", &image.width}, {"height", &image.height}}) {
+      const auto it = entry.find(key);
+      if (it != entry.end() && !it->is_null()) {
+        *size = static_cast<int>(std::max<int64_t>(require_int(entry, key, source, name), 0));
+      }
+    }
     if (!image_ids.insert(image.id).second) fail(source, fmt::format("duplicate {}", name));
     out.images.push_back(std::move(image));
   }

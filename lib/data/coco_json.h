@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -94,6 +95,11 @@ CocoFile read_coco_json(const std::filesystem::path& file);
 
 // Parses the same from text (`source_name` is used in messages).
 CocoFile parse_coco_json(const std::string& text, const std::string& source_name);
+
+// "malformed json at line L, column C: what was wrong" from nlohmann's exception for a document of
+// `document_bytes` (its "[json.exception.parse_error.101] parse error at" prefix dropped; an error
+// at the end of the document says the file may be cut short).
+std::string malformed_json_message(const std::exception& error, size_t document_bytes);
 
 // The 80 COCO category ids (1..90 with gaps) in contiguous-class order: coco80_to_coco91()[c] is
 // the id for class c. Matches the reference's `coco80_to_coco91_class`.

@@ -90,6 +90,7 @@ CachedSplit index_yolo(const std::vector<fs::path>& images, int nc, KeypointShap
         stats.problems.push_back(*parsed.error + " (image skipped)");
         continue;
       }
+      if (parsed.warning) stats.problems.push_back(*parsed.warning);
       if (parsed.duplicates > 0) {
         stats.duplicates += parsed.duplicates;
         stats.problems.push_back(
@@ -107,20 +108,43 @@ CachedSplit index_yolo(const std::vector<fs::path>& images, int nc, KeypointShap
   return out;
 }
 
-CachedSplit index_coco(const fs::path& json, const fs::path& images_dir, int nc,
-                       int keypoints_per_box, bool outlines) {
+CachedSplit index_coco(const fs::path& json, const fs::path& images_dir,
+                       const std::vector<std::string>& names, int keypoints_per_box,
+                       bool outlines) {
   CachedSplit out;
   DatasetStats& stats = out.stats;
-  const CocoFile coco = read_coco_json(json);
+  CocoFile coco = read_coco_json(json);
+  const int nc = static_cast<int>(names.size());
+  const CocoClassMap class_map = coco_class_map(coco, nc);
+  check_category_names(coco, class_map, names);
+  spdlog::debug("{}: category id -> class: {}", json.string(),
+                describe_class_map(coco, class_map, names));
+  // The images are verified first: an entry without a size (missing or 0) takes its file's, so its
+  // boxes are normalised by the real size instead of being dropped.
+  std::vector<fs::path> files;
+  files.reserve(coco.images.size());
+  for (const CocoImage& im : coco.images) files.push_back(coco_image_path(images_dir, im));
+  const std::vector<ImageVerdict> verdicts = verify_images(files);
+  std::unordered_map<std::string, const ImageVerdict*> verdict_of;
+  int64_t sized_from_file = 0, first_unsized_id = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    verdict_of[files[i].string()] = &verdicts[i];
+    CocoImage& im = coco.images[i];
+    if ((im.width > 0 && im.height > 0) || !verdicts[i].header) continue;
+    if (sized_from_file++ == 0) first_unsized_id = im.id;
+    im.width = verdicts[i].header->width;
+    im.height = verdicts[i].header->height;
+  }
+  if (sized_from_file > 0) {
+    stats.problems.push_back(fmt::format(
+        "{}: {} images have no \"width\"/\"height\" (missing or 0; the first: image id {}); their "
+        "sizes are read from the image files",
+        json.string(), sized_from_file, first_unsized_id));
+  }
   std::vector<ImageLabels> items =
       coco_to_labels(coco, images_dir, nc, stats, keypoints_per_box, outlines);
-  std::vector<fs::path> files;
-  files.reserve(items.size());
-  for (const ImageLabels& item : items) files.push_back(item.image);
-  const std::vector<ImageVerdict> verdicts = verify_images(files);
-  for (size_t i = 0; i < items.size(); ++i) {
-    ImageLabels& item = items[i];
-    if (!check_image(item, verdicts[i], stats)) continue;
+  for (ImageLabels& item : items) {
+    if (!check_image(item, *verdict_of.at(item.image.string()), stats)) continue;
     if (item.boxes.empty() && item.crowd_boxes.empty()) ++stats.missing_labels;
     count_usable(item, stats);
     out.items.push_back(std::move(item));
@@ -186,6 +210,7 @@ DatasetIndex load_split(const DatasetSpec& spec, Split split, const LoadOptions&
     hasher.add(json->string());
     hasher.add(file_size_or(*json, -1));
     hasher.add(file_mtime_or(*json, -1));
+    for (const std::string& name : spec.names) hasher.add(name);  // compared with the categories
     for (const auto& image : list_image_files(paths)) {
       hasher.add(image.string());
       hasher.add(file_size_or(image, -1));
@@ -213,7 +238,7 @@ DatasetIndex load_split(const DatasetSpec& spec, Split split, const LoadOptions&
     index.from_cache = split_data.has_value();
   }
   if (!split_data) {
-    split_data = json ? index_coco(*json, paths[0], spec.nc(), kpt.count,
+    split_data = json ? index_coco(*json, paths[0], spec.names, kpt.count,
                                    options.polygons == PolygonKind::kOutlines)
                       : index_yolo(images, spec.nc(), kpt, polygons);
     if (options.use_cache) {

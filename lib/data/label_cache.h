@@ -19,8 +19,9 @@
 namespace trainer::data {
 
 // 2: images are verified by a full decode before they are cached as usable. 3: keypoints.
-// 4: polygons (ImageLabels::segments).
-inline constexpr uint32_t kLabelCacheVersion = 4;
+// 4: polygons (ImageLabels::segments). 5: label files with a byte-order mark, hexadecimal floats
+// or mixed box and polygon rows are read differently; COCO entries without a size take the image's.
+inline constexpr uint32_t kLabelCacheVersion = 5;
 
 // FNV-1a over strings and integers: the cache key.
 class CacheHasher {

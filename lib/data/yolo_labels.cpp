@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
+#include <string_view>
 
 namespace trainer::data {
 namespace {
@@ -15,7 +16,9 @@ namespace {
 constexpr float kMaxCoordinate = 1.01f;
 constexpr float kMinCoordinate = -0.01f;
 
+// A decimal number as labelling tools write it; strtof's hexadecimal floats ("0x1p-1") are refused.
 bool to_float(const std::string& token, float* value) {
+  if (token.find_first_of("xX") != std::string::npos) return false;
   const char* begin = token.c_str();
   char* end = nullptr;
   errno = 0;
@@ -31,7 +34,12 @@ ParsedLabels parse_yolo_labels(const std::string& text, const std::string& file,
                                KeypointShape kpt, bool keep_polygons) {
   ParsedLabels out;
   const size_t kpt_values = static_cast<size_t>(kpt.count) * static_cast<size_t>(kpt.dims);
-  std::istringstream lines(text);
+  // Editors write a UTF-8 byte-order mark at the start of a file; it is not part of the first
+  // value.
+  constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+  std::istringstream lines(text.rfind(kByteOrderMark, 0) == 0 ? text.substr(kByteOrderMark.size())
+                                                              : text);
+  int first_box_line = 0, first_polygon_line = 0;
   std::string line;
   int line_no = 0;
   auto fail = [&](const std::string& why) {
@@ -61,10 +69,14 @@ ParsedLabels parse_yolo_labels(const std::string& text, const std::string& file,
           "expected {} values (class cx cy w h{}), got {}", 5 + kpt_values,
           kpt_values ? fmt::format(" + {} x {} keypoint values", kpt.count, kpt.dims) : "", n));
     }
+    int& first_of_its_kind = box_line ? first_box_line : first_polygon_line;
+    if (first_of_its_kind == 0) first_of_its_kind = line_no;
     std::vector<float> v(n);
     for (size_t k = 0; k < n; ++k) {
       if (!to_float(fields[k], &v[k])) {
-        return fail(fmt::format("value {} is not a number: '{}'", k + 1, fields[k]));
+        const bool hexadecimal = fields[k].find_first_of("xX") != std::string::npos;
+        return fail(fmt::format("value {} is not a number: '{}'{}", k + 1, fields[k],
+                                hexadecimal ? " (hexadecimal floats are not label values)" : ""));
       }
     }
     if (v[0] < 0 || v[0] != std::floor(v[0])) {
@@ -129,6 +141,13 @@ ParsedLabels parse_yolo_labels(const std::string& text, const std::string& file,
     out.boxes.push_back(box);
     out.keypoints.insert(out.keypoints.end(), points.begin(), points.end());
     if (keep_polygons) out.segments.emplace_back(v.begin() + 1, v.end());
+  }
+  if (first_box_line > 0 && first_polygon_line > 0) {
+    out.warning = fmt::format(
+        "{}:{}: box rows (5 values, first at line {}) and polygon rows (first at line {}) are "
+        "mixed; "
+        "each row is read as what it is: a box as its box, a polygon as its enclosing box",
+        file, std::max(first_box_line, first_polygon_line), first_box_line, first_polygon_line);
   }
   return out;
 }

@@ -12,6 +12,9 @@
 // With `keep_polygons` (the OBB task: DOTA's `class x1 y1 x2 y2 x3 y3 x4 y4`; segmentation) every
 // line must be a polygon of at least 3 points and its points are kept beside its box; a box line
 // there is an error naming the file and line (the reference reads its 4 numbers as 2 points).
+// Box rows and polygon rows mixed in one detection file are each read as what they are, with a
+// warning naming the lines (the reference reads them all as polygons, a box row as 2 points). A
+// UTF-8 byte-order mark at the start is dropped; hexadecimal floats ("0x1p-1") are refused.
 #pragma once
 
 #include <optional>
@@ -34,7 +37,8 @@ struct ParsedLabels {
   std::vector<float> keypoints;  // K x (x, y, v) per box, box-major; empty without kpt_shape
   std::vector<std::vector<float>> segments;  // keep_polygons: x1 y1 x2 y2 ... per box, normalised
   int duplicates = 0;
-  std::optional<std::string> error;  // set when the image must be skipped ("file:line: why")
+  std::optional<std::string> error;    // set when the image must be skipped ("file:line: why")
+  std::optional<std::string> warning;  // kept, but worth a line ("file:line: what was done")
 };
 
 ParsedLabels parse_yolo_labels(const std::string& text, const std::string& file, int nc,

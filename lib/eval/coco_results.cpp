@@ -274,7 +274,7 @@ std::vector<Detection> parse_document(const std::string& text, const std::string
   try {
     root = has_bare_token(text) ? json::parse(quote_non_finite_tokens(text)) : json::parse(text);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
-    fail(source, fmt::format("malformed json ({})", e.what()));
+    fail(source, data::malformed_json_message(e, text.size()));
   }
   if (!root.is_array()) {
     fail(source, "the top level is not a list of detections (COCO results form)");

@@ -41,6 +41,35 @@ TEST_CASE("coco json: fields are read as stored") {
   CHECK(coco.categories[1].name == "toothbrush");
 }
 
+TEST_CASE("coco json: an image without a size reads as 0, to be taken from its file") {
+  const auto coco = trainer::data::parse_coco_json(
+      R"({"images": [{"id": 1, "file_name": "a.jpg", "width": 0, "height": 5},
+                     {"id": 2, "file_name": "b.jpg"},
+                     {"id": 3, "file_name": "c.jpg", "width": null, "height": -4}]})",
+      "t.json");
+  REQUIRE(coco.images.size() == 3);
+  CHECK(coco.images[0].width == 0);
+  CHECK(coco.images[0].height == 5);
+  CHECK(coco.images[1].width == 0);
+  CHECK(coco.images[1].height == 0);
+  CHECK(coco.images[2].width == 0);
+  CHECK(coco.images[2].height == 0);
+  CHECK(error_of(R"({"images": [{"id": 1, "file_name": "a", "width": "wide", "height": 1}]})")
+            .find("\"width\" must be an integer") != std::string::npos);
+}
+
+TEST_CASE(
+    "coco json: a malformed file's message is ours, with line and column, not the library's") {
+  const std::string cut = error_of(R"({"images": [{"id": 1, "file_na)");
+  CHECK(cut.find("x.json: malformed json at line 1, column ") != std::string::npos);
+  CHECK(cut.find("(the file ends there: is it cut short?)") != std::string::npos);
+  CHECK(cut.find("json.exception") == std::string::npos);
+  CHECK(cut.find("parse error") == std::string::npos);
+  const std::string middle = error_of("{\"images\": [}, 1]}");
+  CHECK(middle.find("malformed json at line 1, column 13") != std::string::npos);
+  CHECK(middle.find("cut short") == std::string::npos);
+}
+
 TEST_CASE("coco json: the 91 to 80 category map and its inverse") {
   const auto& ids = trainer::data::coco80_to_coco91();
   CHECK(ids[0] == 1);

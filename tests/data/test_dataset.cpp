@@ -241,6 +241,91 @@ TEST_CASE("dataset: COCO json split with crowd boxes and a custom category map")
   }
 }
 
+TEST_CASE("dataset: a COCO image without a size trains with its boxes, sized from its file") {
+  TempDir dir;
+  trainer::test::write_image(dir / "images/train/x.jpg", trainer::test::pattern_image(100, 200));
+  trainer::test::write_image(dir / "images/train/y.jpg", trainer::test::pattern_image(50, 50));
+  write_text(dir / "annotations/instances_train.json", R"({
+    "images": [{"id": 5, "file_name": "x.jpg", "width": 0, "height": 0},
+               {"id": 6, "file_name": "y.jpg"}],
+    "categories": [{"id": 1, "name": "a"}],
+    "annotations": [
+      {"id": 1, "image_id": 5, "category_id": 1, "bbox": [20, 10, 40, 30]},
+      {"id": 2, "image_id": 6, "category_id": 1, "bbox": [0, 0, 25, 50]}]})");
+  DatasetSpec spec;
+  spec.root = dir.path();
+  spec.train = {dir / "images/train"};
+  spec.train_json = dir / "annotations/instances_train.json";
+  spec.names = {"a"};
+  trainer::test::LogCapture log;
+  const DatasetIndex index = load_split(spec, Split::kTrain, no_cache());
+  REQUIRE(index.size() == 2);
+  // x.jpg is 200 x 100: bbox [20, 10, 40, 30] -> centre (0.2, 0.25), size (0.2, 0.3).
+  REQUIRE(index.items[0].boxes.size() == 1);
+  CHECK(index.items[0].width == 200);
+  CHECK(index.items[0].boxes[0][0] == doctest::Approx(0.2));
+  CHECK(index.items[0].boxes[0][1] == doctest::Approx(0.25));
+  CHECK(index.items[0].boxes[0][3] == doctest::Approx(0.3));
+  REQUIRE(index.items[1].boxes.size() == 1);
+  CHECK(index.items[1].boxes[0][2] == doctest::Approx(0.5));
+  CHECK(index.stats.backgrounds == 0);
+  int sized = 0;
+  for (const std::string& problem : index.stats.problems) {
+    sized += problem.find(
+                 "2 images have no \"width\"/\"height\" (missing or 0; the first: image "
+                 "id 5); their sizes are read from the image files") != std::string::npos;
+  }
+  CHECK(sized == 1);
+}
+
+TEST_CASE(
+    "dataset: COCO category names that differ from the yaml's names are refused side by side") {
+  TempDir dir;
+  trainer::test::write_image(dir / "images/train/x.jpg", trainer::test::pattern_image(20, 20));
+  write_text(dir / "annotations/instances_train.json", R"({
+    "images": [{"id": 1, "file_name": "x.jpg", "width": 20, "height": 20}],
+    "categories": [{"id": 3, "name": "cat"}, {"id": 7, "name": "Dog "}, {"id": 9, "name": "bird"}],
+    "annotations": [{"id": 1, "image_id": 1, "category_id": 7, "bbox": [0, 0, 5, 5]}]})");
+  DatasetSpec spec;
+  spec.root = dir.path();
+  spec.train = {dir / "images/train"};
+  spec.train_json = dir / "annotations/instances_train.json";
+  spec.names = {"cat", "dog", "bird"};  // case and spaces aside, the same order
+  {
+    trainer::test::LogCapture log;
+    const DatasetIndex index = load_split(spec, Split::kTrain, no_cache());
+    CHECK(index.items[0].classes[0] == 1);
+    CHECK(log.count("category id -> class: 3 -> 0 (cat), 7 -> 1 (dog), 9 -> 2 (bird)") == 1);
+  }
+  spec.names = {"dog", "cat", "bird"};  // a yaml written in another order
+  const std::string error = input_error(spec, no_cache());
+  CHECK(error == (dir / "annotations/instances_train.json").string() +
+                     ": the categories' names do not match the dataset yaml's names for 2 of 3 "
+                     "classes (a box would train under the wrong name); make the yaml's names list "
+                     "the categories in the order of their ids:\n"
+                     "  class   0: yaml 'dog' | json category id 3 'cat'\n"
+                     "  class   1: yaml 'cat' | json category id 7 'Dog '");
+  // A cached split is not a way around the check: the names are part of the cache key.
+  LoadOptions cached;
+  cached.cache_dir = dir / "cache";
+  spec.names = {"cat", "dog", "bird"};
+  load_split(spec, Split::kTrain, cached);
+  spec.names = {"dog", "cat", "bird"};
+  CHECK_FALSE(input_error(spec, cached).empty());
+}
+
+TEST_CASE("dataset: a label file mixing box and polygon rows is trained on with a warning") {
+  TempDir dir;
+  const DatasetSpec spec =
+      make_yolo(dir.path(), {{"a.jpg", "0 0.5 0.5 0.2 0.2\n1 0.1 0.2 0.5 0.2 0.3 0.6\n"}});
+  const DatasetIndex index = load_split(spec, Split::kTrain, no_cache());
+  REQUIRE(index.size() == 1);
+  CHECK(index.items[0].boxes.size() == 2);
+  REQUIRE(index.stats.problems.size() == 1);
+  CHECK(index.stats.problems[0].find("a.txt:2: box rows (5 values, first at line 1) and polygon "
+                                     "rows (first at line 2) are mixed") != std::string::npos);
+}
+
 TEST_CASE("dataset: coco128 json boxes equal its YOLO labels within 1e-5") {
   TRAINER_SKIP_IF_NO_SHARED_DATA(root, "coco128");
   DatasetSpec yolo;

@@ -123,3 +123,41 @@ TEST_CASE("image files: the images -> labels rule replaces the last /images/") {
   CHECK(trainer::data::has_image_suffix("A.JPG"));
   CHECK_FALSE(trainer::data::has_image_suffix("a.txt"));
 }
+
+TEST_CASE("yolo labels: a byte-order mark is dropped, hexadecimal floats are refused") {
+  auto p = parse_yolo_labels(
+      "\xEF\xBB\xBF"
+      "1 0.5 0.5 0.2 0.2\n",
+      "bom.txt", 2);
+  CHECK_FALSE(p.error);
+  REQUIRE(p.classes.size() == 1);
+  CHECK(p.classes[0] == 1);
+  p = parse_yolo_labels("0 0x1p-1 0.5 0.2 0.2\n", "hex.txt", 1);
+  REQUIRE(p.error);
+  CHECK(*p.error ==
+        "hex.txt:1: value 2 is not a number: '0x1p-1' (hexadecimal floats are not label values)");
+  CHECK(parse_yolo_labels("0X1 0.5 0.5 0.2 0.2\n", "hex.txt", 2).error);
+  // A mark in the middle of a file is not a byte-order mark.
+  CHECK(parse_yolo_labels("0 0.5 0.5 0.2 0.2\n\xEF\xBB\xBF"
+                          "0 0.1 0.1 0.1 0.1\n",
+                          "mid.txt", 1)
+            .error);
+}
+
+TEST_CASE(
+    "yolo labels: box and polygon rows mixed are each read as what they are, with a warning") {
+  // Line 1 a box, line 3 the polygon (0.1, 0.2) (0.5, 0.2) (0.3, 0.6): its box (0.3, 0.4, 0.4,
+  // 0.4).
+  auto p = parse_yolo_labels("0 0.5 0.5 0.2 0.2\n\n1 0.1 0.2 0.5 0.2 0.3 0.6\n", "mix.txt", 2);
+  CHECK_FALSE(p.error);
+  REQUIRE(p.boxes.size() == 2);
+  CHECK(p.boxes[0][2] == Approx(0.2));
+  CHECK(p.boxes[1][0] == Approx(0.3));
+  CHECK(p.boxes[1][2] == Approx(0.4));
+  REQUIRE(p.warning);
+  CHECK(*p.warning ==
+        "mix.txt:3: box rows (5 values, first at line 1) and polygon rows (first at line 3) are "
+        "mixed; each row is read as what it is: a box as its box, a polygon as its enclosing box");
+  CHECK_FALSE(parse_yolo_labels("0 0.5 0.5 0.2 0.2\n1 0.1 0.1 0.2 0.2\n", "boxes.txt", 2).warning);
+  CHECK_FALSE(parse_yolo_labels("0 0.1 0.2 0.5 0.2 0.3 0.6\n", "poly.txt", 1).warning);
+}
