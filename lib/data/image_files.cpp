@@ -2,6 +2,7 @@
 #include "data/image_files.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cctype>
@@ -99,14 +100,65 @@ bool has_image_suffix(const fs::path& file) {
   return kSuffixes.count(core::ascii_lowercase(file.extension().string())) > 0;
 }
 
+namespace {
+
+bool is_inside(const fs::path& dir, const fs::path& ancestor) {
+  auto a = ancestor.begin();
+  for (auto d = dir.begin(); a != ancestor.end(); ++a, ++d) {
+    if (d == dir.end() || *d != *a) return false;
+  }
+  return true;
+}
+
+// The images under `folder`, following symlinks as `find -L` does: a link that loops back to a
+// folder above it, a link to itself or a broken link is skipped with a warning, and the listing
+// goes on.
+void add_folder_images(const fs::path& folder, std::vector<fs::path>& files) {
+  std::error_code ec;
+  const auto options = fs::directory_options::follow_directory_symlink |
+                       fs::directory_options::skip_permission_denied;
+  fs::recursive_directory_iterator it(folder, options, ec);
+  for (const fs::recursive_directory_iterator end; !ec && it != end; it.increment(ec)) {
+    const fs::directory_entry& entry = *it;
+    std::error_code status_error;
+    const fs::file_status status = entry.status(status_error);
+    if (status_error == std::errc::no_such_file_or_directory) {
+      if (has_image_suffix(entry.path())) {
+        spdlog::warn("{}: skipped: a broken symlink", entry.path().string());
+      }
+      continue;
+    }
+    if (status_error) {
+      spdlog::warn("{}: skipped: {} (a symlink loop?)", entry.path().string(),
+                   status_error.message());
+      continue;
+    }
+    if (fs::is_directory(status) && entry.is_symlink(status_error)) {
+      const fs::path target = fs::canonical(entry.path(), status_error);
+      const fs::path here = fs::canonical(entry.path().parent_path(), status_error);
+      if (status_error || is_inside(here, target)) {
+        spdlog::warn("{}: skipped: a symlink to {}, a folder it is already inside (a loop)",
+                     entry.path().string(), target.string());
+        it.disable_recursion_pending();
+      }
+      continue;
+    }
+    if (!has_image_suffix(entry.path())) continue;
+    if (fs::is_regular_file(status)) files.push_back(entry.path());
+  }
+  if (ec) {
+    throw core::InputError(
+        fmt::format("{}: cannot list the folder: {}", folder.string(), ec.message()));
+  }
+}
+
+}  // namespace
+
 std::vector<fs::path> list_image_files(const std::vector<fs::path>& paths) {
   std::vector<fs::path> files;
   for (const fs::path& p : paths) {
     if (fs::is_directory(p)) {
-      for (const auto& entry : fs::recursive_directory_iterator(p)) {
-        if (entry.is_regular_file() && has_image_suffix(entry.path()))
-          files.push_back(entry.path());
-      }
+      add_folder_images(p, files);
     } else if (fs::is_regular_file(p)) {
       std::ifstream in(p);
       std::string line;
