@@ -1,9 +1,13 @@
 // `trainer`: the command-line entry point. Parses flags, sets up logging, dispatches a subcommand,
 // and turns errors into a one-line message (usage errors: with the usage) and a non-zero exit code:
-// 2 for usage, configuration and input errors, 1 for anything else.
+// 2 for usage, configuration and input errors (`trainer` alone is a usage error), 1 for anything
+// else.
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
+#include <filesystem>
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include "app/commands.h"
@@ -24,12 +28,38 @@ int launched_rank() {
   }
 }
 
+// A filesystem error as one line a user can act on: what failed, on which path, why, and which
+// part of the path is a file where a folder is needed. Returns the exit status: 1 where the machine
+// is the cause (a full or read-only disk, an I/O error), 2 where the path given is.
+int report_filesystem_error(const std::filesystem::filesystem_error& e) {
+  namespace fs = std::filesystem;
+  std::string what = e.what();
+  const std::string prefix = "filesystem error: ";
+  if (what.rfind(prefix, 0) == 0) what.erase(0, prefix.size());
+  const std::string reason = e.code().message();
+  if (const size_t at = what.find(": " + reason); at != std::string::npos) what.erase(at);
+  std::string paths = e.path1().string();
+  if (!e.path2().empty()) paths += " -> " + e.path2().string();
+  std::string hint;
+  std::error_code ec;
+  for (fs::path p = e.path1(); !p.empty() && p != p.parent_path(); p = p.parent_path()) {
+    if (fs::exists(p, ec) && !fs::is_directory(p, ec) && p != e.path1()) {
+      hint = " (" + p.string() + " is a file, not a folder)";
+      break;
+    }
+  }
+  spdlog::error("error: {} {}: {}{}", what, paths, reason, hint);
+  const int err = e.code().value();
+  return err == ENOSPC || err == EIO || err == EROFS || err == EDQUOT || err == ENOMEM ? 1 : 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace trainer;
   CLI::App cli{"trainer: train YOLO detectors natively (LibTorch)", "trainer"};
   cli.require_subcommand(0, 1);
+  cli.fallthrough();  // -v/-q after the subcommand too (`trainer fit -q ...`), as people type them
   app::GlobalOptions global;
   bool show_version = false;
   cli.add_flag("--version", show_version, "print versions of trainer, LibTorch, CUDA, OpenCV");
@@ -65,8 +95,10 @@ int main(int argc, char** argv) {
     for (const auto& command : commands) {
       if (command.cli->parsed()) return command.run();
     }
-    std::cout << cli.help();
-    return 0;
+    // No subcommand: a usage error, like any command given too little.
+    spdlog::error("error: trainer needs a subcommand (fit, val, predict, ...)");
+    std::cerr << cli.help();
+    return app::kUsageExitStatus;
   } catch (const app::UsageError& e) {
     spdlog::error("{}", app::usage_message(e));
     return app::kUsageExitStatus;
@@ -76,6 +108,8 @@ int main(int argc, char** argv) {
   } catch (const core::InputError& e) {
     spdlog::error("error: {}", e.what());
     return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
+    return report_filesystem_error(e);
   } catch (const std::exception& e) {
     spdlog::error("error: {}", e.what());
     return 1;

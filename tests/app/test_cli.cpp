@@ -137,3 +137,31 @@ TEST_CASE("trainer fit reports a configuration error before the configuration ta
   CHECK(out.find("error: unknown model 'yolo99'") == 0);
   CHECK_FALSE(std::filesystem::exists(dir / "runs"));
 }
+
+TEST_CASE("trainer alone is a usage error; -v and -q are accepted after the subcommand") {
+  std::string out;
+  CHECK(run_command(kTrainer, &out) == 2);
+  CHECK(out.find("error: trainer needs a subcommand (fit, val, predict, ...)") == 0);
+  CHECK(out.find("Subcommands:") != std::string::npos);
+  TempDir dir;
+  // `-q` after `fit` reaches the global flag: the error is fit's own (no dataset), not `-q`'s.
+  CHECK(run_command("cd " + dir.path().string() + " && " + kTrainer + " fit -q", &out) == 2);
+  CHECK(out.find("error: trainer fit needs a dataset") == 0);
+  CHECK(run_command(kTrainer + " config -v epochs=2", &out) == 0);
+  CHECK(run_command(kTrainer + " config epochs=2 -q", &out) == 0);
+}
+
+TEST_CASE("a file where a folder is needed is one line naming it, exit 2") {
+  TempDir dir;
+  write_text(dir / "afile", "x");
+  std::string out;
+  CHECK(run_command(kTrainer + " synth " + (dir / "afile" / "sub").string(), &out) == 2);
+  CAPTURE(out);
+  CHECK(out.find("error: cannot create directories " + (dir / "afile" / "sub").string()) == 0);
+  CHECK(out.find("(" + (dir / "afile").string() + " is a file, not a folder)") !=
+        std::string::npos);
+  CHECK(out.find("filesystem error") == std::string::npos);
+  // A folder given as a weights file or a resume checkpoint.
+  CHECK(run_command(kTrainer + " fit resume=" + dir.path().string(), &out) == 2);
+  CHECK(out == "error: resume: " + dir.path().string() + " is a folder, not a file\n");
+}

@@ -10,6 +10,7 @@
 #include "core/config_loader.h"
 #include "core/config_schema.h"
 #include "core/error.h"
+#include "core/file_checks.h"
 #include "core/run_dir.h"
 #include "model/weights_io.h"
 
@@ -78,6 +79,7 @@ core::TrainConfig load_fit_config(const std::filesystem::path& file,
 }
 
 std::filesystem::path resume_checkpoint_path(const std::filesystem::path& resume) {
+  core::require_file(resume, "resume");
   if (resume.extension() != ".pt") return resume;
   auto checkpoint = resume;
   checkpoint.replace_extension(".ckpt");

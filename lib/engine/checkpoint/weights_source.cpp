@@ -9,6 +9,7 @@
 
 #include "core/config_loader.h"
 #include "core/error.h"
+#include "core/file_checks.h"
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/run_dataset.h"
 #include "model/fine_tune_transfer.h"
@@ -52,10 +53,8 @@ std::optional<model::ModelName> architecture_of_file(const fs::path& path, int d
   if (depth > kMaxFineTuneDepth) {
     throw core::ConfigError("model: " + path.string() + ": weights files form a loop");
   }
-  if (!fs::is_regular_file(path)) {
-    throw core::ConfigError("weights file not found: " + path.string() +
-                            " (the weights the run started from, which name its architecture)");
-  }
+  core::require_file(path, "weights file",
+                     " (the weights the run started from, which name its architecture)");
   if (path.extension() == ".ckpt") {
     return architecture_in(checkpoint_config(load_checkpoint(path), path), path, depth + 1);
   }
@@ -147,8 +146,7 @@ data::DatasetSpec WeightsSource::dataset() const {
 }
 
 WeightsSource read_weights_source(const fs::path& path) {
-  if (!fs::is_regular_file(path))
-    throw core::ConfigError("weights file not found: " + path.string());
+  core::require_file(path, "weights file");
   WeightsSource source;
   source.path = path;
   if (path.extension() == ".ckpt") {
