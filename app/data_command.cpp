@@ -86,7 +86,8 @@ int run_preview(const DataOptions& opts) {
   data::Loader loader(index, data::train_loader_options(cfg));
   const bool mosaic = data::mosaic_enabled(cfg, opts.epoch);
   loader.start_epoch(opts.epoch, mosaic);
-  const auto dir = core::create_run_dir(cfg.run);
+  core::ClaimedRunDir claim(cfg.run);  // given back if no batch could be drawn
+  const auto& dir = claim.path();
   int epoch = opts.epoch;
   for (int b = 0; b < opts.batches; ++b) {
     auto batch = loader.next();
@@ -101,6 +102,7 @@ int run_preview(const DataOptions& opts) {
     std::cout << out.string() << " (" << batch->images.size(0) << " images, "
               << batch->labels.size(0) << " boxes" << (mosaic ? ", mosaic" : "") << ")\n";
   }
+  claim.keep();
   return 0;
 }
 

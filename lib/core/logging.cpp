@@ -4,6 +4,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -38,6 +39,21 @@ void add_run_log_file(const std::filesystem::path& dir, int rank, const char* fi
   file->set_pattern("%Y-%m-%d %H:%M:%S.%e %l %v");
   spdlog::default_logger()->sinks().push_back(file);
   spdlog::default_logger()->flush_on(spdlog::level::info);
+}
+
+void remove_run_log_files(const std::filesystem::path& dir) noexcept {
+  try {
+    const std::string prefix = (dir / "").string();
+    auto& sinks = spdlog::default_logger()->sinks();
+    sinks.erase(std::remove_if(sinks.begin(), sinks.end(),
+                               [&](const spdlog::sink_ptr& sink) {
+                                 const auto* file =
+                                     dynamic_cast<spdlog::sinks::basic_file_sink_mt*>(sink.get());
+                                 return file != nullptr && file->filename().rfind(prefix, 0) == 0;
+                               }),
+                sinks.end());
+  } catch (...) {  // a logger in an odd state must not stop the folder's removal
+  }
 }
 
 }  // namespace trainer::core

@@ -17,4 +17,8 @@ void init_console_logging(Verbosity verbosity, int rank = 0);
 void add_run_log_file(const std::filesystem::path& dir, int rank = 0,
                       const char* file_name = "train.log");
 
+// Detaches (and closes) every log file under `dir` from the default logger: a run folder given
+// back (core::ClaimedRunDir) takes its train.log with it.
+void remove_run_log_files(const std::filesystem::path& dir) noexcept;
+
 }  // namespace trainer::core

@@ -1,9 +1,12 @@
 // See run_dir.h.
 #include "core/run_dir.h"
 
+#include "core/logging.h"
+
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <utility>
 
 namespace fs = std::filesystem;
 
@@ -62,6 +65,56 @@ fs::path create_run_dir(const RunConfig& run) {
       throw std::runtime_error("cannot create run folder " + dir.string() + ": " + ec.message());
   }
   throw std::runtime_error("no free run folder name under " + project.string());
+}
+
+ClaimedRunDir::ClaimedRunDir(const RunConfig& run) {
+  std::error_code ec;
+  // The outermost missing folder on the way (runs/, runs/detect/, the run's own) before claiming.
+  fs::path outermost_missing;
+  for (fs::path p = fs::absolute(choose_run_dir(run)); !p.empty() && !fs::exists(p, ec);
+       p = p.parent_path()) {
+    outermost_missing = p;
+    if (p == p.parent_path()) break;
+  }
+  dir_ = create_run_dir(run);
+  owned_ = !outermost_missing.empty() || !run.exist_ok;
+  first_created_ = outermost_missing.empty() ? fs::absolute(dir_) : outermost_missing;
+}
+
+ClaimedRunDir::ClaimedRunDir(ClaimedRunDir&& other) noexcept
+    : dir_(std::move(other.dir_)),
+      first_created_(std::move(other.first_created_)),
+      owned_(other.owned_) {
+  other.owned_ = false;
+}
+
+ClaimedRunDir& ClaimedRunDir::operator=(ClaimedRunDir&& other) noexcept {
+  if (this != &other) {
+    give_back();
+    dir_ = std::move(other.dir_);
+    first_created_ = std::move(other.first_created_);
+    owned_ = other.owned_;
+    other.owned_ = false;
+  }
+  return *this;
+}
+
+ClaimedRunDir::~ClaimedRunDir() {
+  give_back();
+}
+
+void ClaimedRunDir::give_back() noexcept {
+  if (!owned_) return;
+  owned_ = false;
+  std::error_code ec;
+  remove_run_log_files(dir_);
+  fs::remove_all(dir_, ec);
+  // The parents the claim made, innermost first, while empty (fs::remove leaves a full folder).
+  const fs::path stop = first_created_.parent_path();
+  for (fs::path p = fs::absolute(dir_).parent_path();
+       !p.empty() && p != stop && p != p.parent_path(); p = p.parent_path()) {
+    if (!fs::remove(p, ec)) break;
+  }
 }
 
 bool is_run_folder(const fs::path& dir) {

@@ -17,6 +17,32 @@ namespace trainer::core {
 // process may take it before it is created: create_run_dir() is the one that claims.
 std::filesystem::path choose_run_dir(const RunConfig& run);
 
+// A run folder claimed by this process that it may still give back. Unless keep() is called, the
+// destructor removes the folder, the parent folders the claim created (when empty) and its log
+// file from the logger: a command that fails in set-up leaves no folder behind, and the next run
+// takes the name the failed one would have had. A folder that existed before (`exist_ok`) is
+// never removed. Movable, not copyable.
+class ClaimedRunDir {
+ public:
+  ClaimedRunDir() = default;
+  explicit ClaimedRunDir(const RunConfig& run);  // claims as create_run_dir does
+  ClaimedRunDir(ClaimedRunDir&& other) noexcept;
+  ClaimedRunDir& operator=(ClaimedRunDir&& other) noexcept;
+  ClaimedRunDir(const ClaimedRunDir&) = delete;
+  ClaimedRunDir& operator=(const ClaimedRunDir&) = delete;
+  ~ClaimedRunDir();
+
+  const std::filesystem::path& path() const { return dir_; }
+  void keep() { owned_ = false; }  // the command got far enough: the folder is its output
+
+ private:
+  void give_back() noexcept;
+
+  std::filesystem::path dir_;
+  std::filesystem::path first_created_;  // the outermost folder the claim created
+  bool owned_ = false;
+};
+
 // Claims the run's folder: with `exist_ok` the named folder (created when missing, and shared with
 // whatever is there: see RunLock), else the first name of the increment sequence that this call
 // creates itself, atomically. Throws std::runtime_error naming the path.

@@ -174,6 +174,9 @@ int64_t FitRun::build_training() {
   if (main_rank_ && config_.run.tensorboard) tensorboard_.emplace(result_.run_dir);
   progress_.emplace(epochs_, ctx.batches_per_epoch(), config_.data.imgsz,
                     options_.interactive && main_rank_, ctx.net.columns.loss_names);
+  // Set-up passed (data, model, optimizer): the folder is the run's. Until here a failure gave it
+  // back (core::ClaimedRunDir), so a run that never trained leaves no folder behind.
+  folder_.claim.keep();
   return start_epoch_;
 }
 

@@ -61,7 +61,8 @@ class Session {
     run.project = options_.project;
     run.name = options_.name;
     run.exist_ok = options_.exist_ok;
-    summary_.save_dir = core::create_run_dir(run);
+    core::ClaimedRunDir claim(run);  // given back if nothing could be predicted
+    summary_.save_dir = claim.path();
     // Refused here, before anything is written: a folder that holds a source already existed.
     if (options_.save) check_outputs_spare_sources(sources, stems_, summary_.save_dir);
     if (options_.save_txt) fs::create_directories(summary_.save_dir / "labels");
@@ -81,6 +82,7 @@ class Session {
     if (options_.save_json) {
       eval::write_coco_results(detections_, summary_.save_dir / "predictions.json");
     }
+    claim.keep();
     const Timing& t = summary_.timing;
     const double n = static_cast<double>(summary_.images);
     out_ << fmt::format(

@@ -76,3 +76,35 @@ TEST_CASE("a run folder is one with args.yaml and weights/") {
   trainer::test::write_text(dir / "args.yaml", "epochs: 1\n");
   CHECK(is_run_folder(dir.path()));
 }
+
+TEST_CASE("a claimed run folder is given back unless kept, with the parents the claim made") {
+  TempDir dir;
+  RunConfig run;
+  run.project = (dir / "runs/detect").string();
+  {
+    ClaimedRunDir claim(run);
+    CHECK(claim.path() == dir / "runs/detect/train");
+    trainer::test::write_text(claim.path() / "weights" / "x.txt", "x");
+  }
+  // Given back: the folder, runs/detect and runs (all made by the claim) are gone, so the next
+  // run takes `train` again.
+  CHECK_FALSE(std::filesystem::exists(dir / "runs"));
+  {
+    ClaimedRunDir claim(run);
+    CHECK(claim.path() == dir / "runs/detect/train");
+    claim.keep();
+  }
+  CHECK(std::filesystem::is_directory(dir / "runs/detect/train"));
+  {
+    ClaimedRunDir second(run);
+    CHECK(second.path() == dir / "runs/detect/train2");
+    ClaimedRunDir moved = std::move(second);  // the claim moves with it, and is given back once
+  }
+  CHECK_FALSE(std::filesystem::exists(dir / "runs/detect/train2"));
+  CHECK(std::filesystem::is_directory(dir / "runs/detect/train"));  // a kept folder stays
+  // exist_ok on a folder that was there before: never removed, whatever it holds.
+  run.exist_ok = true;
+  trainer::test::write_text(dir / "runs/detect/train/results.csv", "epoch\n");
+  { ClaimedRunDir reused(run); }
+  CHECK(std::filesystem::exists(dir / "runs/detect/train/results.csv"));
+}

@@ -199,7 +199,8 @@ RunFolder open_run_folder(const core::TrainConfig& config, bool main_rank,
     return folder;
   }
   if (config.run.resume.empty()) {
-    folder.dir = main_rank ? core::create_run_dir(config.run) : core::choose_run_dir(config.run);
+    if (main_rank) folder.claim = core::ClaimedRunDir(config.run);
+    folder.dir = main_rank ? folder.claim.path() : core::choose_run_dir(config.run);
     return folder;
   }
   folder.resume = checkpoint ? std::move(checkpoint) : load_checkpoint(config.run.resume);
@@ -219,7 +220,8 @@ RunFolder open_run_folder(const core::TrainConfig& config, bool main_rank,
     // project and name.
     core::RunConfig fresh = config.run;
     fresh.exist_ok = false;  // a folder of its own: never another run's rows to mix with
-    folder.dir = main_rank ? core::create_run_dir(fresh) : core::choose_run_dir(fresh);
+    folder.claim = core::ClaimedRunDir(fresh);
+    folder.dir = folder.claim.path();
     spdlog::warn(
         "{} is not inside a run folder (no args.yaml beside a weights/ folder holding it): "
         "resuming in a new run folder, {}",

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/run_dir.h"
 #include "engine/checkpoint/checkpoint.h"
 
 namespace trainer::engine {
@@ -58,6 +59,7 @@ core::TrainConfig resume_config(const Checkpoint& ckpt, const std::filesystem::p
 struct RunFolder {
   std::filesystem::path dir;
   std::optional<Checkpoint> resume;
+  core::ClaimedRunDir claim;  // a new folder this rank made: given back unless the run keeps it
 };
 
 // A new run's folder (created on the main rank), or for `config.run.resume` its checkpoint,
