@@ -154,9 +154,15 @@ void load_weights(torch::nn::Module& module, const NamedTensorList& weights,
       problems.push_back("unexpected key '" + key + "' " + shape_text(t.sizes()));
   }
   if (!problems.empty()) {
+    // The first few name the kind of mismatch; all of them go to the debug log (-v).
+    constexpr size_t kShown = 5;
     std::string msg = source + " does not fit the model (" + std::to_string(problems.size()) +
                       " problem" + (problems.size() == 1 ? "" : "s") + "):";
-    for (const auto& p : problems) msg += "\n  " + p;
+    for (size_t i = 0; i < problems.size() && i < kShown; ++i) msg += "\n  " + problems[i];
+    if (problems.size() > kShown) {
+      msg += "\n  ... and " + std::to_string(problems.size() - kShown) + " more (-v lists them)";
+      for (const auto& p : problems) spdlog::debug("{}: {}", source, p);
+    }
     throw core::InputError(msg);
   }
   torch::NoGradGuard no_grad;

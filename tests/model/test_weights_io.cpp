@@ -2,10 +2,14 @@
 // fit (each missing, unexpected and mismatched key named), and the Python side
 // (scripts/convert_weights.py, torch.save / torch.load) when the project's venv is present.
 #include <doctest/doctest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <sstream>
 
 #include "core/error.h"
 #include "model/weights_io.h"
@@ -69,20 +73,32 @@ TEST_CASE("importing a file of another family names every missing, unexpected an
   auto y26 = build_tiny_yolo_model(ModelFamily::kYolo26, 4);
   const auto before = y26->named_parameters()["model.0.conv.weight"].clone();
   std::string message;
-  try {
-    load_weights(*y26, dir / "y11.pt");
-  } catch (const trainer::core::InputError& e) {
-    message = e.what();
+  std::ostringstream debug_log;  // every problem is logged at debug level (-v)
+  {
+    const auto previous = spdlog::default_logger();
+    auto logger = std::make_shared<spdlog::logger>(
+        "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(debug_log));
+    logger->set_level(spdlog::level::debug);
+    spdlog::set_default_logger(logger);
+    try {
+      load_weights(*y26, dir / "y11.pt");
+    } catch (const trainer::core::InputError& e) {
+      message = e.what();
+    }
+    spdlog::set_default_logger(previous);
   }
   CAPTURE(message);
   CHECK(message.find("weights file " + (dir / "y11.pt").string() + " does not fit the model") == 0);
+  // The message shows the first 5 problems and counts the rest; the log has them all.
+  CHECK(trainer::test::count_of(message, "\n  ") == 6);
+  CHECK(message.find(" more (-v lists them)") != std::string::npos);
+  const std::string all = debug_log.str();
   // YOLO26 has the one2one copy, YOLO11 has the DFL, and the box output has 4 vs 64 channels.
-  CHECK(message.find("missing key 'model.23.one2one_cv2.0.2.weight' (4, 16, 1, 1)") !=
+  CHECK(all.find("missing key 'model.23.one2one_cv2.0.2.weight' (4, 16, 1, 1)") !=
         std::string::npos);
-  CHECK(message.find("unexpected key 'model.23.dfl.conv.weight' (1, 16, 1, 1)") !=
-        std::string::npos);
-  CHECK(message.find("shape mismatch for 'model.23.cv2.0.2.weight': file (64, 64, 1, 1), model "
-                     "(4, 16, 1, 1)") != std::string::npos);
+  CHECK(all.find("unexpected key 'model.23.dfl.conv.weight' (1, 16, 1, 1)") != std::string::npos);
+  CHECK(all.find("shape mismatch for 'model.23.cv2.0.2.weight': file (64, 64, 1, 1), model "
+                 "(4, 16, 1, 1)") != std::string::npos);
   // Nothing was copied: the load checks everything first.
   CHECK(torch::equal(before, y26->named_parameters()["model.0.conv.weight"]));
 }

@@ -45,6 +45,19 @@ void check_classes(const WeightsSource& source, const data::DatasetSpec& dataset
       dataset.yaml_file.empty() ? "given" : dataset.yaml_file.string(), dataset.names.size()));
 }
 
+// A model= that is not the architecture the weights record would list every tensor as a
+// mismatch: one line instead, naming both and what to do.
+void check_architecture(const WeightsSource& source, const model::ModelName& name) {
+  if (!source.architecture) return;
+  const model::ModelName& own = *source.architecture;
+  if (own.family == name.family && own.scale == name.scale && own.task == name.task) return;
+  throw core::ConfigError(fmt::format(
+      "{} holds {} weights (as {} says), but the model asked for is {}: drop model= (the "
+      "weights name their architecture) or pass model={}",
+      source.path.string(), own.display(), source.architecture_source.string(), name.display(),
+      own.display()));
+}
+
 }  // namespace
 
 model::ModelName architecture_for(const WeightsSource& source, const std::string& model_name,
@@ -68,6 +81,7 @@ model::ModelName architecture_for(const WeightsSource& source, const std::string
 
 ModelFromWeights build_from_weights(const WeightsSource& source, const model::ModelName& name,
                                     const data::DatasetSpec& dataset) {
+  check_architecture(source, name);
   check_classes(source, dataset);
   check_keypoints(source, name, dataset);
   ModelFromWeights out;
