@@ -14,6 +14,7 @@
 #include "app/usage.h"
 #include "core/dist_env.h"
 #include "core/error.h"
+#include "core/library_logs.h"
 #include "core/logging.h"
 
 namespace {
@@ -87,6 +88,7 @@ int main(int argc, char** argv) {
                              : global.verbose ? core::Verbosity::kVerbose
                                               : core::Verbosity::kNormal,
                              launched_rank());
+  core::set_library_log_levels(global.verbose);
   try {
     if (show_version) {
       app::print_version_report();
