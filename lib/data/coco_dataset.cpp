@@ -111,6 +111,8 @@ void check_category_names(const CocoFile& coco, const CocoClassMap& map,
   for (const CocoCategory& category : coco.categories) {
     const int cls = map.to_class(category.id);
     if (cls < 0 || cls >= static_cast<int>(names.size()) || category.name.empty()) continue;
+    // A yaml whose names are the class indices ("0", "1", ...) names nothing to compare.
+    if (names[static_cast<size_t>(cls)] == std::to_string(cls)) continue;
     ++compared;
     if (comparable_name(category.name) == comparable_name(names[static_cast<size_t>(cls)])) {
       continue;

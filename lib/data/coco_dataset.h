@@ -32,7 +32,8 @@ std::filesystem::path coco_image_path(const std::filesystem::path& images_dir,
 CocoClassMap coco_class_map(const CocoFile& coco, int nc);
 
 // The categories' names against the dataset yaml's, class by class under `map` (ASCII case and
-// surrounding spaces ignored; a category without a name is not compared). Throws core::InputError
+// surrounding spaces ignored; a category without a name, or a yaml name that is its class index,
+// "0", "1", ..., is not compared). Throws core::InputError
 // listing the classes that differ side by side: a yaml whose names are in another order would
 // otherwise train every box under the wrong name.
 void check_category_names(const CocoFile& coco, const CocoClassMap& map,

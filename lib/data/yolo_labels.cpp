@@ -16,9 +16,16 @@ namespace {
 constexpr float kMaxCoordinate = 1.01f;
 constexpr float kMinCoordinate = -0.01f;
 
-// A decimal number as labelling tools write it; strtof's hexadecimal floats ("0x1p-1") are refused.
+// strtof's hexadecimal floats ("0x1p-1", "-0X1"): no labelling tool writes them.
+bool is_hexadecimal(const std::string& token) {
+  const size_t digits = token.find_first_not_of("+-");
+  return digits != std::string::npos && token.compare(digits, 1, "0") == 0 &&
+         digits + 1 < token.size() && (token[digits + 1] == 'x' || token[digits + 1] == 'X');
+}
+
+// A decimal number as labelling tools write it.
 bool to_float(const std::string& token, float* value) {
-  if (token.find_first_of("xX") != std::string::npos) return false;
+  if (is_hexadecimal(token)) return false;
   const char* begin = token.c_str();
   char* end = nullptr;
   errno = 0;
@@ -74,9 +81,9 @@ ParsedLabels parse_yolo_labels(const std::string& text, const std::string& file,
     std::vector<float> v(n);
     for (size_t k = 0; k < n; ++k) {
       if (!to_float(fields[k], &v[k])) {
-        const bool hexadecimal = fields[k].find_first_of("xX") != std::string::npos;
-        return fail(fmt::format("value {} is not a number: '{}'{}", k + 1, fields[k],
-                                hexadecimal ? " (hexadecimal floats are not label values)" : ""));
+        return fail(fmt::format(
+            "value {} is not a number: '{}'{}", k + 1, fields[k],
+            is_hexadecimal(fields[k]) ? " (hexadecimal floats are not label values)" : ""));
       }
     }
     if (v[0] < 0 || v[0] != std::floor(v[0])) {

@@ -138,7 +138,7 @@ TEST_CASE("trainer fit reports a configuration error before the configuration ta
   CHECK_FALSE(std::filesystem::exists(dir / "runs"));
 }
 
-TEST_CASE("trainer alone is a usage error; -v and -q are accepted after the subcommand") {
+TEST_CASE("trainer alone is a usage error, and -v and -q are accepted after the subcommand") {
   std::string out;
   CHECK(run_command(kTrainer, &out) == 2);
   CHECK(out.find("error: trainer needs a subcommand (fit, val, predict, ...)") == 0);

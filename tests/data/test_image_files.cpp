@@ -11,7 +11,8 @@
 namespace fs = std::filesystem;
 using trainer::data::list_image_files;
 
-TEST_CASE("image files: symlinked folders are listed; loops and broken links are skipped, logged") {
+TEST_CASE(
+    "image files: symlinked folders are listed, loops and broken links are skipped and logged") {
   trainer::test::TempDir dir;
   const fs::path train = dir / "images" / "train";
   trainer::test::write_text(train / "a.jpg", "x");
