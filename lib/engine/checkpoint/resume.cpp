@@ -79,7 +79,10 @@ core::TrainConfig load_fit_config(const std::filesystem::path& file,
 }
 
 std::filesystem::path resume_checkpoint_path(const std::filesystem::path& resume) {
-  core::require_file(resume, "resume");
+  // A folder, or a missing checkpoint, is named as such (a .pt is looked up beside, below).
+  if (resume.extension() != ".pt" || std::filesystem::is_directory(resume)) {
+    core::require_file(resume, "resume");
+  }
   if (resume.extension() != ".pt") return resume;
   auto checkpoint = resume;
   checkpoint.replace_extension(".ckpt");
