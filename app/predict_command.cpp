@@ -1,6 +1,7 @@
 // `trainer predict weights=PATH source=PATH [key=value ...]`: runs a model on images, folders,
 // globs, .txt lists or videos and writes annotated copies (and labels / predictions.json) into
 // runs/<task>/predict*.
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -20,7 +21,15 @@ void require_weights_and_source(const std::vector<std::string>& args) {
     }
     return false;
   };
-  const bool weights = given("weights"), source = given("source");
+  const auto weights_in_model = [&] {  // model=best.pt names the weights, as in `val`
+    for (const auto& a : args) {
+      if (a.rfind("model=", 0) != 0) continue;
+      const std::string ext = std::filesystem::path(a.substr(6)).extension().string();
+      if (ext == ".pt" || ext == ".ckpt") return true;
+    }
+    return false;
+  };
+  const bool weights = given("weights") || weights_in_model(), source = given("source");
   if (weights && source) return;
   const std::string missing = !weights && !source ? "a weights file and a source"
                               : !weights          ? "a weights file"

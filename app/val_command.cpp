@@ -3,12 +3,17 @@
 // (WORLD_SIZE > 1), or with a device list (device=0,1 or cpu,cpu: one rank per device started
 // here), the ranks score the batches in turn and rank 0 prints and writes what one process would
 // (engine/validation_shards.h).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "app/commands.h"
 #include "app/config_args.h"
@@ -19,6 +24,7 @@
 #include "data/dataset.h"
 #include "data/dataset_yaml.h"
 #include "engine/checkpoint/model_from_weights.h"
+#include "engine/checkpoint/recorded_arguments.h"
 #include "engine/checkpoint/weights_source.h"
 #include "engine/device/device.h"
 #include "engine/device/memory_format.h"
@@ -48,20 +54,38 @@ Usage val_usage() {
            "trainer val data=path/to/data.yaml model=yolo26n weights=path/to/best.pt imgsz=640"}};
 }
 
-// Scoring needs weights (a freshly initialised model scores nothing) and a dataset; refused before
-// any work, with what to give.
-void require_weights_and_dataset(const core::TrainConfig& config, const std::string& weights) {
+// Scoring needs weights (a freshly initialised model scores nothing); refused before any work,
+// with what to give.
+void require_weights(const core::TrainConfig& config, const std::string& weights) {
   if (weights.empty() && !engine::is_weights_file(config.model.model)) {
     throw UsageError(
         "trainer val needs a weights file: give weights=PATH (a .pt weights file or a .ckpt "
         "checkpoint, e.g. a run's weights/best.pt), or model=PATH.pt",
         val_usage());
   }
+}
+
+// ... and a dataset, given or recorded by the weights' run.
+void require_dataset(const core::TrainConfig& config) {
   if (config.data.data.empty()) {
     throw UsageError(
-        "trainer val needs a dataset: give a CONFIG that sets data:, or data=DATA_YAML",
+        "trainer val needs a dataset: give a CONFIG that sets data:, or data=DATA_YAML (weights "
+        "whose run recorded its dataset need neither)",
         val_usage());
   }
+}
+
+// The keys the user set: on the command line, or (as far as the resolved config shows) in the
+// config file, where a value other than the default counts as set.
+std::set<std::string> keys_given(const std::vector<std::string>& overrides,
+                                 const core::TrainConfig& config) {
+  std::set<std::string> given;
+  for (const auto& o : overrides) given.insert(o.substr(0, o.find('=')));
+  const core::TrainConfig defaults;
+  if (config.data.data != defaults.data.data) given.insert("data");
+  if (config.data.imgsz != defaults.data.imgsz) given.insert("imgsz");
+  if (config.data.single_cls != defaults.data.single_cls) given.insert("single_cls");
+  return given;
 }
 
 }  // namespace
@@ -90,14 +114,21 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
         }
         const auto [file, overrides] = split_config_args(args);
         auto config = core::load_config(file, overrides).config;
-        require_weights_and_dataset(config, weights);
+        require_weights(config, weights);
+        if (weights.empty()) weights = config.model.model;  // model=RUN/weights/best.pt
+        const engine::WeightsSource source = engine::read_weights_source(weights);
+        // As the reference: the dataset, image size and single_cls of the weights' run, unless
+        // given.
+        const engine::RecordedArguments recorded = engine::recorded_arguments(source);
+        const auto taken =
+            engine::adopt_recorded_arguments(recorded, keys_given(overrides, config), config);
+        if (!taken.empty()) spdlog::info("from {}: {}", recorded.source, fmt::join(taken, " "));
+        require_dataset(config);
         if (const auto status = engine::launch_listed_ranks(config)) return *status;
         const engine::RankSetup ranks = engine::join_ranks(config);
         config.run.device = engine::device_for_rank(config.run.device, ranks.env.local_rank,
                                                     ranks.group ? ranks.env.local_world_size : 1);
         if (config.run.name == "train") config.run.name = "val";
-        if (weights.empty()) weights = config.model.model;  // model=RUN/weights/best.pt
-        const engine::WeightsSource source = engine::read_weights_source(weights);
         const model::ModelName name =
             engine::adopt_weights_architecture(source, names_model(overrides, config), config);
         const auto task = engine::make_task_definition(name.task);

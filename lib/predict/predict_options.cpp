@@ -59,8 +59,11 @@ const std::map<std::string, Setter>& setters() {
       {"source", [](PredictOptions& o, auto&, auto& v) { o.source = parse_string(v); }},
       {"model", [](PredictOptions& o, auto&, auto& v) { o.model = parse_string(v); }},
       {"data", [](PredictOptions& o, auto&, auto& v) { o.data = parse_string(v); }},
-      {"imgsz", [](PredictOptions& o, auto& k,
-                   auto& v) { o.imgsz = static_cast<int>(parse_int(k, v, 32, 8192)); }},
+      {"imgsz",
+       [](PredictOptions& o, auto& k, auto& v) {
+         o.imgsz = static_cast<int>(parse_int(k, v, 32, 8192));
+         o.imgsz_given = true;
+       }},
       {"conf", [](PredictOptions& o, auto& k, auto& v) { o.conf = parse_number(k, v, 0, 1); }},
       {"iou", [](PredictOptions& o, auto& k, auto& v) { o.iou = parse_number(k, v, 0, 1); }},
       {"max_det",
@@ -125,6 +128,11 @@ PredictOptions parse_predict_args(const std::vector<std::string>& args) {
                               "data");
     }
     it->second(options, key, arg.substr(eq + 1));
+  }
+  const std::string model_ext = std::filesystem::path(options.model).extension().string();
+  if (options.weights.empty() && (model_ext == ".pt" || model_ext == ".ckpt")) {
+    options.weights = options.model;  // model=best.pt: the weights, as in `val`
+    options.model.clear();
   }
   if (options.weights.empty()) {
     throw core::ConfigError("predict: weights=PATH is required (a .pt or .ckpt file)");

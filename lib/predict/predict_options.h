@@ -20,9 +20,12 @@ enum class NmsChoice { kAuto, kOn, kOff };
 struct PredictOptions {
   std::filesystem::path weights{};  // .pt weights or a .ckpt checkpoint (its EMA weights)
   std::string source{};             // image, folder, glob, .txt list or video
-  std::string model{};              // model name, when the weights do not say (e.g. yolo26n)
-  std::filesystem::path data{};     // dataset yaml for class names (and pose's kpt_shape)
-  int imgsz{640};
+  // model name, when the weights do not say (e.g. yolo26n); a .pt/.ckpt path here is taken as
+  // the weights, as `val` and the reference's users type it (model=runs/.../best.pt)
+  std::string model{};
+  std::filesystem::path data{};  // dataset yaml for class names (and pose's kpt_shape)
+  int imgsz{640};                // unless given, the weights' run's (recorded_arguments.h)
+  bool imgsz_given{false};
   double conf{0.25};
   double iou{0.7};
   int64_t max_det{300};

@@ -46,6 +46,11 @@ class Session {
     stems_ = output_stems(sources);
     auto loaded = engine::load_model_from_weights(options_.weights, options_.model, options_.data);
     names_ = loaded.dataset.names;
+    if (!options_.imgsz_given && loaded.recorded.imgsz &&
+        *loaded.recorded.imgsz != options_.imgsz) {
+      options_.imgsz = static_cast<int>(*loaded.recorded.imgsz);  // as the reference: the run's
+      spdlog::info("imgsz {} (from {})", options_.imgsz, loaded.recorded.source);
+    }
     const int nc = static_cast<int>(names_.size());
     for (int c = 0; c < nc; ++c) {
       category_ids_.push_back(nc == 80 ? data::coco80_to_coco91()[c] : c + 1);
@@ -194,7 +199,7 @@ class Session {
     }
   }
 
-  const PredictOptions& options_;
+  PredictOptions options_;  // with the weights' imgsz when none was given
   std::ostream& out_;
   std::vector<std::string> names_;
   std::vector<int64_t> category_ids_;

@@ -107,6 +107,7 @@ ModelFromWeights load_model_from_weights(const fs::path& weights, const std::str
   }
   ModelFromWeights out = build_from_weights(source, name, dataset);
   if (model_name.empty()) out.config_source = source.architecture_source;
+  out.recorded = recorded_arguments(source);
   return out;
 }
 

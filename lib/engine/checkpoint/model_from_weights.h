@@ -16,6 +16,7 @@
 
 #include "core/config.h"
 #include "data/dataset_yaml.h"
+#include "engine/checkpoint/recorded_arguments.h"
 #include "engine/checkpoint/weights_source.h"
 #include "engine/task/task_definition.h"
 #include "model/model_name.h"
@@ -31,6 +32,7 @@ struct ModelFromWeights {
   data::DatasetSpec dataset{};            // names, kpt_shape
   std::filesystem::path config_source{};  // where the model name came from (empty: `model=`)
   std::optional<model::ReferenceInfo> reference{};  // a reference checkpoint's own record
+  RecordedArguments recorded{};  // what the weights' run recorded (data, imgsz, single_cls)
 };
 
 // The architecture to build for `source`: `model_name` when given (with `task`, else its name's
