@@ -51,6 +51,10 @@ struct ModelConfig {
   // "[N, M]" (one-to-many, one-to-one). Ours: fine-tuning records the source's widths here when
   // it rebuilds the branches (model/class_widths.h), so val, predict and resume build them.
   std::string cls_width;
+  // Ours, a record: a run that starts from a weights file writes the architecture that file held
+  // here (yolo26n, yolo11s-pose), so its args.yaml and checkpoints describe their model even when
+  // that file is moved or deleted. Read from a run's record only; fit builds from `model`.
+  std::string architecture;
   // Layers to freeze: "" none, "N" model.0..N-1, "[i, j, ...]" those layer indices.
   std::string freeze;
   double dropout = 0.0;  // the reference's classify-head dropout: refused above 0 for our tasks

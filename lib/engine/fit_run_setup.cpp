@@ -72,6 +72,11 @@ void FitRun::open_run(const core::TrainConfig& user_config) {
       resolved_task(config_, sources_->model);  // a weights file's own, recorded in args.yaml
   recorded_ = user_config;                      // the device list kept
   recorded_.run.task = config_.run.task;
+  // A run from a weights file records the architecture it held: its own files then describe their
+  // model when that file is moved or deleted.
+  if (is_weights_file(config_.model.model)) {
+    recorded_.model.architecture = sources_->model.name.display();
+  }
 
   // Run folder: a resumed run continues in its own folder (runs/x/weights/last.ckpt -> runs/x).
   // Rank 0 creates it; the others take its name (they never write there).

@@ -38,6 +38,10 @@ std::vector<FieldSpec> training_fields() {
     cls_width.int_or_int_list = true;
     f.push_back(std::move(cls_width));
   }
+  f.push_back(string_field(
+      "architecture", "model", [](auto& c) -> auto& { return c.model.architecture; },
+      "written by a run that starts from a weights file: the architecture it held, so the run's "
+      "files describe their model without that file (a record: fit builds from model)"));
   {
     auto freeze = string_field(
         "freeze", "model", [](auto& c) -> auto& { return c.model.freeze; },

@@ -72,7 +72,9 @@ std::optional<model::ModelName> architecture_of_file(const fs::path& path, int d
 std::optional<model::ModelName> architecture_in(const core::TrainConfig& config,
                                                 const fs::path& from, int depth) {
   std::optional<model::ModelName> name;
-  if (is_weights_file(config.model.model)) {
+  if (!config.model.architecture.empty()) {  // recorded by the run: the file is not needed
+    name = model::parse_model_name(config.model.architecture);
+  } else if (is_weights_file(config.model.model)) {
     name = architecture_of_file(config.model.model, depth);
     if (!name) {
       throw core::ConfigError(
