@@ -60,7 +60,8 @@ mode_t mode_for(const std::filesystem::path& target) {
 
 }  // namespace
 
-void write_file_atomically(const std::filesystem::path& target, std::string_view content) {
+void write_file_atomically(const std::filesystem::path& target, std::string_view content,
+                           Durability durability) {
   // A unique temporary name beside the target (two writers of one file never share it), created
   // close-on-exec; the descriptor is closed on every path.
   std::string pattern = target.string() + ".tmp.XXXXXX";
@@ -84,7 +85,7 @@ void write_file_atomically(const std::filesystem::path& target, std::string_view
     }
     written += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0) abandon("cannot flush");
+  if (durability == Durability::kFlushed && ::fsync(fd) != 0) abandon("cannot flush");
   if (::close(fd) != 0) {
     const int saved = errno;
     ::unlink(tmp.c_str());
@@ -97,7 +98,7 @@ void write_file_atomically(const std::filesystem::path& target, std::string_view
     errno = saved;
     fail("cannot rename into", target);
   }
-  fsync_directory(target.parent_path());
+  if (durability == Durability::kFlushed) fsync_directory(target.parent_path());
   exit_if_fault_after_rename(target);  // tests only (core/fault_hooks.h)
 }
 

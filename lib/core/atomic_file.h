@@ -13,8 +13,15 @@
 
 namespace trainer::core {
 
+// kFlushed: the content and the directory entry are flushed to disk before returning, so a power
+// loss leaves the old or the new version (checkpoints, configs, results). kRenamed: written to the
+// temporary and renamed without the flushes, so a failed or killed write (a full disk) never
+// leaves a truncated file under the name, at the cost of a page-cache write (predicted images).
+enum class Durability { kFlushed, kRenamed };
+
 // Throws std::runtime_error naming the path on any I/O failure; the target is then untouched.
-void write_file_atomically(const std::filesystem::path& target, std::string_view content);
+void write_file_atomically(const std::filesystem::path& target, std::string_view content,
+                           Durability durability = Durability::kFlushed);
 
 // Removes the temporary files a kill during write_file_atomically left in `dir` (NAME.tmp.XXXXXX
 // beside a NAME); returns their paths. Call it only where no other writer is active (a run

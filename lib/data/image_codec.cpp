@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <string_view>
 
 #include "core/ascii_case.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 
 #if defined(TRAINER_IMAGE_CODECS_TURBOJPEG)
@@ -119,10 +121,11 @@ void write_image(const std::filesystem::path& file, const cv::Mat& image, int jp
   if (bytes.empty()) {
     throw core::InputError(fmt::format("{}: cannot write image: {}", file.string(), error));
   }
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
-  if (!out) throw core::InputError(fmt::format("{}: cannot write image", file.string()));
+  // Renamed into place: a full disk fails the write (std::runtime_error, the machine's problem)
+  // and leaves no truncated image under the name.
+  core::write_file_atomically(
+      file, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+      core::Durability::kRenamed);
 }
 
 }  // namespace trainer::data

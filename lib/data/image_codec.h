@@ -35,7 +35,9 @@ std::vector<uint8_t> encode_image(const std::string& ext, const cv::Mat& image, 
                                   std::string* error);
 
 // Encodes an 8-bit gray or BGR image (PNG also BGRA) as JPEG (.jpg/.jpeg, `jpeg_quality`) or PNG
-// (.png) by the file's extension and writes it. Throws core::InputError naming the file on failure.
+// (.png) by the file's extension and writes it under a temporary name renamed into place
+// (core/atomic_file.h, without the flushes). Throws core::InputError naming the file when the image
+// cannot be encoded, std::runtime_error when it cannot be written (a full disk: no partial file).
 void write_image(const std::filesystem::path& file, const cv::Mat& image, int jpeg_quality = 95);
 
 }  // namespace trainer::data
