@@ -38,13 +38,73 @@ std::string glob_escape(const std::string& text) {
   return out;
 }
 
-std::vector<fs::path> expand_glob(const std::string& pattern) {
-  glob_t found{};
-  std::vector<fs::path> out;
-  if (::glob(pattern.c_str(), 0, nullptr, &found) == 0) {  // glob(3) sorts its matches
-    for (size_t i = 0; i < found.gl_pathc; ++i) out.emplace_back(found.gl_pathv[i]);
+// Where a `**` path component starts in `pattern` (npos when none): `**` alone between slashes,
+// at the start or at the end; `a**b` is glob(3)'s two stars.
+size_t globstar_at(const std::string& pattern) {
+  for (size_t at = pattern.find("**"); at != std::string::npos; at = pattern.find("**", at + 1)) {
+    const bool starts = at == 0 || pattern[at - 1] == '/';
+    const bool ends = at + 2 == pattern.size() || pattern[at + 2] == '/';
+    if (starts && ends) return at;
   }
-  ::globfree(&found);
+  return std::string::npos;
+}
+
+// `dir` and every folder below it, hidden ones (".name") aside, as Python's recursive glob and
+// bash's globstar walk them; symlinked folders are not entered (no loops).
+std::vector<fs::path> folders_under(const fs::path& dir) {
+  std::vector<fs::path> out = {dir};
+  std::error_code ec;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  for (const fs::recursive_directory_iterator end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename().string().rfind('.', 0) == 0) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_directory(ec) && !it->is_symlink(ec)) out.push_back(it->path());
+  }
+  return out;
+}
+
+// glob(3), and `**` as a component matching zero or more folders (`data/**/*.jpg` matches
+// data/a.jpg and data/x/y/b.jpg). Sorted, without repeats.
+std::vector<fs::path> expand_glob(const std::string& pattern) {
+  std::vector<fs::path> out;
+  const size_t star = globstar_at(pattern);
+  if (star == std::string::npos) {
+    glob_t found{};
+    if (::glob(pattern.c_str(), 0, nullptr, &found) == 0) {
+      for (size_t i = 0; i < found.gl_pathc; ++i) out.emplace_back(found.gl_pathv[i]);
+    }
+    ::globfree(&found);
+    return out;
+  }
+  const std::string prefix = pattern.substr(0, star);  // "" or ending in '/'
+  std::string rest = pattern.substr(star + 2);
+  if (!rest.empty()) rest.erase(0, 1);  // the '/' after `**`
+  std::vector<fs::path> roots;
+  if (prefix.empty()) {
+    roots.emplace_back(".");
+  } else {
+    for (const fs::path& root : expand_glob(prefix)) {
+      std::error_code ec;
+      if (fs::is_directory(root, ec)) roots.push_back(root);
+    }
+  }
+  for (const fs::path& root : roots) {
+    for (const fs::path& dir : folders_under(root)) {
+      if (rest.empty()) {  // `data/**`: everything below
+        std::error_code ec;
+        for (const auto& entry : fs::directory_iterator(dir, ec)) out.push_back(entry.path());
+        continue;
+      }
+      for (fs::path& m : expand_glob(glob_escape((dir / "").string()) + rest)) {
+        out.push_back(std::move(m));
+      }
+    }
+  }
+  for (fs::path& p : out) p = p.lexically_normal();
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

@@ -4,9 +4,11 @@
 // Why: one place decides which files a prediction runs on, before any model is loaded, so a
 // mistyped path or an empty folder stops with a message naming it. Forms: one image or video
 // file; a folder (its images and videos, not recursive, sorted by name); a glob (`dir/*.jpg`,
-// sorted); a .txt list (one path per line, relative to the list's folder when relative, in the
-// list's order, which may name folders or globs too). A path that exists is itself even when it
-// holds glob characters (a folder named `set[1]`).
+// sorted; `**` as a whole component matches zero or more folders, hidden ones aside, as Python's
+// recursive glob and bash's globstar: `data/**/*.jpg` includes data/a.jpg); a .txt list (one path
+// per line, relative to the list's folder when relative, in the list's order, which may name
+// folders or globs too). A path that exists is itself even when it holds glob characters (a folder
+// named `set[1]`).
 #pragma once
 
 #include <filesystem>

@@ -47,6 +47,28 @@ TEST_CASE("source: an image, a folder, a glob and a txt list") {
   CHECK(names_of(list) == std::vector<std::string>{"d.jpg", "a.png"});
 }
 
+TEST_CASE("source: ** matches zero or more folders, as Python's recursive glob and globstar") {
+  test::TempDir dir;
+  for (const char* name : {"top.jpg", "x/a.jpg", "x/y/b.jpg", "x/y/c.png", ".hidden/h.jpg"}) {
+    test::write_text(dir / "data" / name, "x");
+  }
+  const auto paths = [](const std::vector<predict::SourceFile>& files, const fs::path& root) {
+    std::vector<std::string> out;
+    for (const auto& f : files) out.push_back(fs::relative(f.path, root).string());
+    return out;
+  };
+  const fs::path data = dir / "data";
+  CHECK(paths(resolve_source((data / "**" / "*.jpg").string()), data) ==
+        std::vector<std::string>{"top.jpg", "x/a.jpg", "x/y/b.jpg"});
+  CHECK(paths(resolve_source((data / "**").string()), data) ==
+        std::vector<std::string>{"top.jpg", "x/a.jpg", "x/y/b.jpg", "x/y/c.png"});
+  CHECK(paths(resolve_source((data / "x" / "**" / "b.*").string()), data) ==
+        std::vector<std::string>{"x/y/b.jpg"});
+  // Not a whole component: glob(3)'s two stars, one folder level.
+  CHECK(paths(resolve_source((data / "x" / "y" / "**g").string()), data) ==
+        std::vector<std::string>{"x/y/b.jpg", "x/y/c.png"});
+}
+
 TEST_CASE("source: missing paths and sources without images are errors naming them") {
   test::TempDir dir;
   CHECK_THROWS_WITH_AS(resolve_source((dir / "nope.jpg").string()),
