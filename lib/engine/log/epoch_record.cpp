@@ -16,6 +16,10 @@ void check_length(size_t values, size_t names, const char* what) {
 }  // namespace
 
 std::vector<std::pair<std::string, double>> EpochRecord::cells() const {
+  return cells_with(std::nan(""));
+}
+
+std::vector<std::pair<std::string, double>> EpochRecord::cells_with(double missing) const {
   const EpochColumns& c = columns;
   check_length(train_loss.size(), c.loss_names.size(), "train_loss");
   const EpochValidation* v = validation ? &*validation : nullptr;
@@ -26,7 +30,6 @@ std::vector<std::pair<std::string, double>> EpochRecord::cells() const {
       check_length(v->loss_items.size(), c.loss_names.size(), "validation.loss_items");
     }
   }
-  const double nan = std::nan("");
   std::vector<std::pair<std::string, double>> out;
   out.emplace_back("epoch", static_cast<double>(epoch));
   out.emplace_back("time", seconds);
@@ -34,17 +37,18 @@ std::vector<std::pair<std::string, double>> EpochRecord::cells() const {
     out.emplace_back("train/" + c.loss_names[k], train_loss[k]);
   }
   for (size_t k = 0; k < c.metric_names.size(); ++k) {
-    out.emplace_back(c.metric_names[k], v ? v->metrics[k] : nan);
+    out.emplace_back(c.metric_names[k], v ? v->metrics[k] : missing);
   }
   for (size_t k = 0; k < c.loss_names.size(); ++k) {
     const bool has = v && !v->loss_items.empty();
-    out.emplace_back("val/" + c.loss_names[k], has ? v->loss_items[k] : nan);
+    out.emplace_back("val/" + c.loss_names[k], has ? v->loss_items[k] : missing);
   }
   for (size_t g = 0; g < learning_rates.size(); ++g) {
     out.emplace_back("lr/pg" + std::to_string(g), learning_rates[g]);
   }
   for (size_t k = 0; k < c.extra_names.size(); ++k) {
-    out.emplace_back(c.extra_names[k], v ? v->extras[k] : nan);
+    const bool computed = v && !std::isnan(v->extras[k]);
+    out.emplace_back(c.extra_names[k], computed ? v->extras[k] : missing);
   }
   return out;
 }
@@ -57,7 +61,7 @@ std::vector<std::string> EpochRecord::header() const {
 
 std::vector<double> EpochRecord::row() const {
   std::vector<double> values;
-  for (auto& cell : cells()) values.push_back(cell.second);
+  for (auto& cell : cells_with(0.0)) values.push_back(cell.second);
   return values;
 }
 

@@ -36,16 +36,22 @@ struct EpochRecord {
   int64_t epoch = 0;  // 1-based, as written
   double seconds = 0;
   std::vector<double> train_loss;             // one per columns.loss_names
-  std::optional<EpochValidation> validation;  // none: metric, val loss and extra columns are NaN
+  std::optional<EpochValidation> validation;  // none: no metric, val loss or extra measured
   std::vector<double> learning_rates;         // one per parameter group
 
-  // (column, value) in file order; header() and row() are its two halves. Throws
-  // std::logic_error when a value list and its names differ in length.
+  // (column, value) in file order, NaN where nothing was measured (an epoch without validation,
+  // an extra not computed): what TensorBoard skips. Throws std::logic_error when a value list and
+  // its names differ in length.
   std::vector<std::pair<std::string, double>> cells() const;
   std::vector<std::string> header() const;
+  // results.csv's row: 0 where nothing was measured, as the reference writes before its first
+  // validation (spreadsheets and plotting tools choke on "nan"); a loss that is NaN stays NaN.
   std::vector<double> row() const;
   // The value of the column `name`; throws std::out_of_range for an unknown column.
   double value(const std::string& name) const;
+
+ private:
+  std::vector<std::pair<std::string, double>> cells_with(double missing) const;
 };
 
 }  // namespace trainer::engine

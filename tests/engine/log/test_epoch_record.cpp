@@ -56,7 +56,7 @@ TEST_CASE("epoch record: YOLO26 columns as 8.4.190 writes them, then trainer's e
   CHECK_THROWS_AS(r.value("metrics/mAP50(P)"), std::out_of_range);
 }
 
-TEST_CASE("epoch record: YOLO11 names dfl_loss, and no validation writes NaN metrics") {
+TEST_CASE("epoch record: YOLO11 names dfl_loss; no validation: NaN cells, 0 in results.csv") {
   EpochRecord r;
   r.columns = detection_columns(16);
   r.train_loss = {1, 2, 3};
@@ -69,6 +69,19 @@ TEST_CASE("epoch record: YOLO11 names dfl_loss, and no validation writes NaN met
   CHECK(std::isnan(r.value("val/box_loss")));
   CHECK(std::isnan(r.value("metrics/coco/AP")));
   CHECK(r.value("lr/pg0") == 0.01);
+  // results.csv writes 0 there, as the reference does before its first validation; a NaN loss
+  // stays NaN (it is what happened).
+  r.train_loss[1] = std::nan("");
+  const std::vector<double> row = r.row();
+  CHECK(row[5] == 0.0);       // metrics/precision(B)
+  CHECK(row[9] == 0.0);       // val/box_loss
+  CHECK(row.back() == 0.0);   // metrics/coco/AP50
+  CHECK(std::isnan(row[3]));  // train/cls_loss
+  // An extra that was not computed (NaN) is 0 in the row, NaN in the cells.
+  r.validation = EpochValidation{{0.5, 0.5, 0.25, 0.125}, {0.2, std::nan("")}, {}};
+  CHECK(r.row().back() == 0.0);
+  CHECK(r.row()[r.row().size() - 2] == doctest::Approx(0.2));
+  CHECK(std::isnan(r.value("metrics/coco/AP50")));
   r.train_loss.pop_back();
   CHECK_THROWS_AS(r.row(), std::logic_error);
 }
