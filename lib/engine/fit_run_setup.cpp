@@ -74,8 +74,9 @@ void FitRun::open_run(const core::TrainConfig& user_config) {
   recorded_.run.task = config_.run.task;
   // A run from a weights file records the architecture it held: its own files then describe their
   // model when that file is moved or deleted.
-  if (is_weights_file(config_.model.model)) {
+  if (is_weights_file(config_.model.model)) {  // args.yaml (recorded_) and checkpoints (config_)
     recorded_.model.architecture = sources_->model.name.display();
+    config_.model.architecture = recorded_.model.architecture;
   }
 
   // Run folder: a resumed run continues in its own folder (runs/x/weights/last.ckpt -> runs/x).

@@ -52,9 +52,14 @@ TEST_CASE("after a fit: val and predict need only the weights; model= and weight
   // model= takes the same path.
   REQUIRE(run_in(elsewhere, "val model=" + weights.string(), &out) == 0);
   CHECK(val_table(out) == table);
+  // Weights without their run (copied out of it) name no dataset: a usage error says what to give.
+  fs::copy_file(weights, elsewhere / "lone.pt");
+  CHECK(run_in(elsewhere, "val weights=lone.pt", &out) == 2);
+  CHECK(out.find("error: trainer val needs a dataset") == 0);
   // Given on the command line, it wins.
   REQUIRE(run_in(elsewhere, "val weights=" + weights.string() + " imgsz=96", &out) == 0);
-  CHECK(out.find("from ") == std::string::npos);
+  CHECK(out.find("imgsz=64") == std::string::npos);
+  CHECK(out.find(": data=" + (dir / "shapes/synthetic.yaml").string() + "\n") != std::string::npos);
 
   // predict: imgsz from the run, model= as weights=.
   const std::string source = " source=" + (dir / "shapes/images/val").string();
@@ -101,9 +106,9 @@ TEST_CASE(
   before_ckpt = val_table(out);
 
   fs::remove_all(dir / "runs/base");  // the weights the fine-tune started from
-  for (const std::string& file : {"best.pt", "last.ckpt"}) {
+  for (const std::string file : {"best.pt", "last.ckpt"}) {
     CAPTURE(file);
-    for (const std::string& key : {"weights=", "model="}) {
+    for (const std::string key : {"weights=", "model="}) {
       CAPTURE(key);
       REQUIRE_MESSAGE(run_in(dir.path(), "val " + key + (tuned / file).string(), &out) == 0, out);
       CHECK(val_table(out) == (file == "best.pt" ? before_val : before_ckpt));
