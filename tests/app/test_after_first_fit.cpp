@@ -30,7 +30,7 @@ int run_in(const fs::path& dir, const std::string& args, std::string* out) {
 
 }  // namespace
 
-TEST_CASE("after a fit: val and predict need only the weights; model= and weights= are the same") {
+TEST_CASE("after a fit: val and predict need only the weights, model= and weights= alike") {
   TempDir dir;
   std::string out;
   REQUIRE(run_in(dir.path(), "synth shapes --train 4 --val 2 --size 64 --seed 3", &out) == 0);

@@ -56,7 +56,7 @@ TEST_CASE("epoch record: YOLO26 columns as 8.4.190 writes them, then trainer's e
   CHECK_THROWS_AS(r.value("metrics/mAP50(P)"), std::out_of_range);
 }
 
-TEST_CASE("epoch record: YOLO11 names dfl_loss; no validation: NaN cells, 0 in results.csv") {
+TEST_CASE("epoch record: YOLO11 names dfl_loss, no validation is NaN in cells and 0 in rows") {
   EpochRecord r;
   r.columns = detection_columns(16);
   r.train_loss = {1, 2, 3};
