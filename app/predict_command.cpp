@@ -1,12 +1,12 @@
 // `trainer predict weights=PATH source=PATH [key=value ...]`: runs a model on images, folders,
 // globs, .txt lists or videos and writes annotated copies (and labels / predictions.json) into
 // runs/<task>/predict*.
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "app/commands.h"
 #include "app/usage.h"
+#include "engine/checkpoint/weights_source.h"
 #include "predict/predict_options.h"
 #include "predict/predict_run.h"
 
@@ -24,8 +24,7 @@ void require_weights_and_source(const std::vector<std::string>& args) {
   const auto weights_in_model = [&] {  // model=best.pt names the weights, as in `val`
     for (const auto& a : args) {
       if (a.rfind("model=", 0) != 0) continue;
-      const std::string ext = std::filesystem::path(a.substr(6)).extension().string();
-      if (ext == ".pt" || ext == ".ckpt") return true;
+      if (engine::is_weights_file(a.substr(6))) return true;
     }
     return false;
   };

@@ -7,6 +7,7 @@
 
 #include "core/edit_distance.h"
 #include "core/error.h"
+#include "engine/checkpoint/weights_source.h"
 
 namespace trainer::predict {
 namespace {
@@ -129,8 +130,7 @@ PredictOptions parse_predict_args(const std::vector<std::string>& args) {
     }
     it->second(options, key, arg.substr(eq + 1));
   }
-  const std::string model_ext = std::filesystem::path(options.model).extension().string();
-  if (options.weights.empty() && (model_ext == ".pt" || model_ext == ".ckpt")) {
+  if (options.weights.empty() && engine::is_weights_file(options.model)) {
     options.weights = options.model;  // model=best.pt: the weights, as in `val`
     options.model.clear();
   }
