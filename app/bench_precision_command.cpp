@@ -18,6 +18,7 @@
 #include "data/loader.h"
 #include "engine/batch_targets.h"
 #include "engine/device/memory_format.h"
+#include "engine/precision/precision_choice.h"
 #include "engine/precision/precision_compare.h"
 #include "engine/training_context.h"
 
@@ -52,6 +53,10 @@ int run_bench_precision(const PrecisionCli& opts) {
   j["imgsz"] = config.data.imgsz;
   j["batch"] = images.size(0);
   j["auto_decision"] = ctx.precision.reason;
+  // The timing `auto` never does: one training step in each precision at the run's batch.
+  const engine::StepTimes times =
+      engine::time_training_steps(*ctx.net.model, ctx.device, config.data.imgsz, images.size(0));
+  j["step_ms"] = {{"fp32", times.fp32_ms}, {"bf16", times.bf16_ms}, {"speedup", times.speedup()}};
   j["head_box_error"] = c.head_box_error;
   j["head_class_error"] = c.head_class_error;
   bench::Json loss = bench::Json::object();
@@ -115,6 +120,8 @@ int run_bench_precision(const PrecisionCli& opts) {
                    ? "none"
                    : fmt::format("{}", fmt::join(c.loss_low_precision_ops, ", ")),
                c.gradients_fp32, c.running_stats_fp32);
+  spdlog::info("  a training step: fp32 {:.0f} ms, bf16 {:.0f} ms ({:.2f}x)", times.fp32_ms,
+               times.bf16_ms, times.speedup());
   const std::string text = j.dump(2) + "\n";
   std::cout << text;
   if (!opts.json.empty()) core::write_file_atomically(opts.json, text);

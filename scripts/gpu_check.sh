@@ -238,7 +238,7 @@ p = os.path.join(work, "bench_precision.json")
 if os.path.exists(p):
     try:
         j = json.load(open(p))
-        keep = ("device", "auto_decision", "head_box_error", "head_class_error", "gradient_error",
+        keep = ("device", "auto_decision", "step_ms", "head_box_error", "head_class_error", "gradient_error",
                 "gradient_cosine", "floor_gradient_cosine", "gradients_fp32", "running_stats_fp32",
                 "loss_low_precision_ops", "loss")
         summary["bench_precision"] = {k: j.get(k) for k in keep}

@@ -162,6 +162,9 @@ struct RunConfig {
   // Reference: amp=True (fp16 + scaler on CUDA, fp32 on CPU); ours: BF16 autocast (no scaler)
   // where the device is fast at it and the start-up check passes.
   Precision precision = Precision::kAuto;
+  // Ours, a record: what `precision` resolved to in the run that wrote it ("bf16" / "fp32"; empty
+  // before a run decided). Fit decides anew from the hardware; a resume keeps its checkpoint's.
+  std::string precision_used;
   std::string device;   // "" = first CUDA device if present, else cpu
   std::string project;  // "" = runs/<task>
   std::string name = "train";

@@ -140,9 +140,11 @@ int64_t FitRun::build_training() {
   if (ctx.config.model.cls_width != config_.model.cls_width) {  // fine-tuning rebuilt the branches
     config_.model.cls_width = ctx.config.model.cls_width;
     recorded_.model.cls_width = ctx.config.model.cls_width;
-    if (main_rank_) core::write_config_yaml(recorded_, result_.run_dir / "args.yaml");
   }
   if (folder_.resume) keep_checkpoint_precision(ctx, *folder_.resume);
+  recorded_.run.precision_used = ctx.bf16() ? "bf16" : "fp32";
+  // args.yaml again, now with what the model and the hardware decided.
+  if (main_rank_) core::write_config_yaml(recorded_, result_.run_dir / "args.yaml");
   // Validation batches of 2 x the per-rank batch (the reference's), sharded over the ranks; with
   // cache: disk local rank 0 first, since the first to build the val images' cache writes it.
   core::TrainConfig val_config = config_;

@@ -356,10 +356,9 @@ TrainingContext build_training_context(const core::TrainConfig& config, RunSourc
   const int world_size = ctx.group ? ctx.group->size() : options.world_size;
   ctx.inputs = load_inputs(config, sources.dataset_yaml, options, ctx.group.get());
   build_model(ctx, std::move(sources.model));
-  // Phase 4: the precision, decided on the built model (the `auto` probe runs it).
-  ctx.precision =
-      choose_precision(config.run.precision, *ctx.net.model, ctx.device, config.data.imgsz,
-                       config.data.batch / world_size, ctx.group.get());
+  // Phase 4: the precision, decided on the built model (`auto` counts its FLOPs and checks it).
+  ctx.precision = choose_precision(config.run.precision, *ctx.net.model, ctx.device,
+                                   config.data.imgsz, ctx.group.get());
   spdlog::info("{}", ctx.precision.reason);
   prepare_parameters(ctx);
   // Phase 6: the task's loss and results columns for this model.

@@ -1,11 +1,14 @@
 // The everyday workflows after a first fit, through the binary: val and predict of the run's
 // weights with nothing but the weights (the run's dataset and image size come from its record),
-// model= and weights= taking the same paths, and a fine-tuned run that still works once the
-// weights it started from are deleted.
+// model= and weights= taking the same paths, a fine-tuned run that still works once the weights
+// it started from are deleted, and `precision: auto` deciding alike for identical commands.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "test_support.h"
 
@@ -119,4 +122,60 @@ TEST_CASE(
                              " source=shapes/images/val save=false",
                          &out) == 0,
                   out);
+}
+
+namespace {
+
+// results.csv without its `time` column (wall-clock seconds, the one cell two identical runs may
+// not share).
+std::string results_without_time(const fs::path& csv) {
+  std::istringstream in(trainer::test::read_text(csv));
+  std::string line, kept;
+  long time_column = -1;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream row(line);
+    for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+    if (time_column < 0) {
+      const auto it = std::find(cells.begin(), cells.end(), "time");
+      time_column = it == cells.end() ? static_cast<long>(cells.size()) : it - cells.begin();
+    }
+    if (time_column < static_cast<long>(cells.size())) cells.erase(cells.begin() + time_column);
+    for (const auto& cell : cells) kept += cell + ",";
+    kept += "\n";
+  }
+  return kept;
+}
+
+// The line of `log` that says what precision: auto decided, without its timestamp.
+std::string precision_line(const fs::path& log) {
+  const std::string text = trainer::test::read_text(log);
+  const size_t at = text.find("precision: auto -> ");
+  return at == std::string::npos ? "" : text.substr(at, text.find('\n', at) - at);
+}
+
+}  // namespace
+
+TEST_CASE("precision: auto decides from the hardware, so two identical fits give equal results") {
+  TempDir dir;
+  std::string out;
+  REQUIRE(run_in(dir.path(), "synth shapes --train 4 --val 2 --size 64 --seed 5", &out) == 0);
+  const std::string fit =
+      "fit data=shapes/synthetic.yaml model=yolo26t epochs=2 imgsz=64 batch=2 workers=0 seed=7 "
+      "precision=auto project=runs -q";
+  REQUIRE_MESSAGE(run_in(dir.path(), fit + " name=a", &out) == 0, out);
+  REQUIRE_MESSAGE(run_in(dir.path(), fit + " name=b", &out) == 0, out);
+  const std::string a = results_without_time(dir / "runs/a/results.csv");
+  CHECK(std::count(a.begin(), a.end(), '\n') == 3);  // the header and two epochs
+  CHECK(a == results_without_time(dir / "runs/b/results.csv"));
+  // The decision and its reason, logged alike and recorded in args.yaml.
+  const std::string decided = precision_line(dir / "runs/a/train.log");
+  CHECK_FALSE(decided.empty());
+  CHECK(decided == precision_line(dir / "runs/b/train.log"));
+  const std::string used = decided.find("-> bf16") != std::string::npos ? "bf16" : "fp32";
+  for (const char* run : {"a", "b"}) {
+    const std::string args = trainer::test::read_text(dir / "runs" / run / "args.yaml");
+    CHECK(args.find("precision: auto\n") != std::string::npos);
+    CHECK(args.find("precision_used: " + used + "\n") != std::string::npos);
+  }
 }

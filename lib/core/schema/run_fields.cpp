@@ -51,7 +51,11 @@ std::vector<FieldSpec> run_fields() {
       "precision", "run", [](auto& c) -> auto& { return c.run.precision; },
       {{"auto", Precision::kAuto}, {"bf16", Precision::kBF16}, {"fp32", Precision::kFP32}},
       "forward/loss precision: bf16 autocast, fp32, or auto (bf16 where the device runs it "
-      "natively and a start-up check agrees with fp32)"));
+      "natively, on a CPU for models of 1 GFLOP per image or more, and a start-up check agrees)"));
+  f.push_back(string_field(
+      "precision_used", "run", [](auto& c) -> auto& { return c.run.precision_used; },
+      "written by fit: what precision resolved to (bf16 or fp32) on the run's hardware (a record: "
+      "fit decides anew, a resume keeps its checkpoint's)"));
   {
     // The reference's `amp: true|false` selects our precision.
     auto amp = choice_field<Precision>(

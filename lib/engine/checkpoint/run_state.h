@@ -23,8 +23,9 @@ Checkpoint make_checkpoint(const TrainingContext& ctx, const TrainStep& step, in
                            double best_fitness, int64_t best_epoch);
 
 // A resume under `precision: auto` continues in the precision the checkpoint was trained in
-// (recorded by make_checkpoint), whatever this start's probe chose: a borderline speed probe must
-// not switch a run's numerics halfway. Call before the validator is built.
+// (recorded by make_checkpoint), whatever this start decided: the rule and the check decide alike
+// on the same machine, but a run moved to other hardware (or a checkpoint of an older version,
+// which timed) must not switch its numerics halfway. Call before the validator is built.
 void keep_checkpoint_precision(TrainingContext& ctx, const Checkpoint& checkpoint);
 
 // A resume: model, EMA, optimizer, loss schedule, CPU RNG, the last optimizer step and the pending

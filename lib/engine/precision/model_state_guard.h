@@ -1,7 +1,7 @@
 // Puts a model back as it was after probing it: BatchNorm statistics (and other buffers),
 // gradients and training mode.
 //
-// Why: the precision check, the speed probe and the precision comparison all run training-mode
+// Why: the precision check, the bench timing and the precision comparison all run training-mode
 // passes on the model a run is about to train; those passes move the running statistics and leave
 // gradients behind, which must not leak into the run.
 #pragma once

@@ -15,6 +15,7 @@
 #include "distributed/group.h"
 #include "engine/device/device.h"
 #include "engine/precision/model_state_guard.h"
+#include "model/model_summary.h"
 #include "model/yolo_model.h"
 
 #ifdef TRAINER_WITH_CUDA
@@ -78,8 +79,17 @@ StepTimes time_training_steps(model::YoloModelImpl& model, const c10::Device& de
   return t;
 }
 
-bool bf16_pays_off(const StepTimes& times) {
-  return times.speedup() >= kBf16MinSpeedup;
+AutoRule auto_precision_rule(const NativeBf16& native, bool cuda, double gflops_per_image,
+                             int64_t imgsz) {
+  if (!native.native) return {false, native.why};
+  if (cuda) return {true, native.why};
+  if (gflops_per_image < kCpuBf16MinGflops) {
+    return {false, fmt::format("{}, but the model computes {:.2f} GFLOPs per image at {} px, under "
+                               "the {:g} that bf16 needs on a CPU to be faster",
+                               native.why, gflops_per_image, imgsz, kCpuBf16MinGflops)};
+  }
+  return {true, fmt::format("{}; {:.1f} GFLOPs per image at {} px (bf16 pays from {:g} on a CPU)",
+                            native.why, gflops_per_image, imgsz, kCpuBf16MinGflops)};
 }
 
 NativeBf16 native_bf16(const c10::Device& device) {
@@ -159,12 +169,25 @@ double bf16_check_error(model::YoloModelImpl& model, const c10::Device& device, 
 
 namespace {
 
-// This rank's own answer for `auto`: bf16 (true) or fp32 with the reason.
+// This rank's own answer for `auto`: the rule (on a CPU, from the model's FLOPs at imgsz), then
+// the start-up check.
 PrecisionDecision local_auto_decision(const NativeBf16& native, model::YoloModelImpl& model,
-                                      const c10::Device& device, int64_t imgsz, int64_t batch) {
+                                      const c10::Device& device, int64_t imgsz) {
+  const bool count = native.native && !device.is_cuda();
+  const double gflops = count ? model::summarize_model(model, imgsz).gflops : 0.0;
+  PrecisionDecision d = decide_auto_precision(
+      auto_precision_rule(native, device.is_cuda(), gflops, imgsz), model, device, imgsz);
+  if (count) d.gflops = gflops;
+  return d;
+}
+
+}  // namespace
+
+PrecisionDecision decide_auto_precision(const AutoRule& rule, model::YoloModelImpl& model,
+                                        const c10::Device& device, int64_t imgsz) {
   PrecisionDecision d;
-  if (!native.native) {
-    d.reason = fmt::format("precision: auto -> fp32: {}", native.why);
+  if (!rule.bf16) {
+    d.reason = fmt::format("precision: auto -> fp32: {}", rule.why);
     return d;
   }
   const double error = bf16_check_error(model, device, imgsz);
@@ -177,33 +200,15 @@ PrecisionDecision local_auto_decision(const NativeBf16& native, model::YoloModel
     spdlog::warn("{}; training in fp32 (give precision=bf16 to force it)", d.reason);
     return d;
   }
-  const std::string check = fmt::format("start-up check: layers differ by at most {:.2g} (< {:g})",
-                                        error, kBf16CheckTolerance);
-  if (device.is_cuda()) {
-    d.precision = core::Precision::kBF16;
-    d.reason = fmt::format("precision: auto -> bf16: {}; {}", native.why, check);
-    return d;
-  }
-  const StepTimes t =
-      time_training_steps(model, device, imgsz, std::clamp<int64_t>(batch, 1, kProbeBatch));
-  d.step_times = t;
-  const std::string speed =
-      fmt::format("a training step at {} px takes {:.0f} ms in bf16, {:.0f} ms in fp32 ({:.2f}x)",
-                  imgsz, t.bf16_ms, t.fp32_ms, t.speedup());
-  if (!bf16_pays_off(t)) {
-    d.reason = fmt::format("precision: auto -> fp32: {}, but {}, under the {:.2f}x bf16 must gain",
-                           native.why, speed, kBf16MinSpeedup);
-    return d;
-  }
   d.precision = core::Precision::kBF16;
-  d.reason = fmt::format("precision: auto -> bf16: {}; {}; {}", native.why, check, speed);
+  d.reason = fmt::format(
+      "precision: auto -> bf16: {}; start-up check: layers differ by at most {:.2g} (< {:g})",
+      rule.why, error, kBf16CheckTolerance);
   return d;
 }
 
-}  // namespace
-
 PrecisionDecision choose_precision(core::Precision requested, model::YoloModelImpl& model,
-                                   const c10::Device& device, int64_t imgsz, int64_t batch,
+                                   const c10::Device& device, int64_t imgsz,
                                    distributed::Group* group) {
   const NativeBf16 native = native_bf16(device);
   if (requested == core::Precision::kFP32)
@@ -217,13 +222,13 @@ PrecisionDecision choose_precision(core::Precision requested, model::YoloModelIm
     }
     return {core::Precision::kBF16, "precision: bf16 (asked)", {}, {}};
   }
-  PrecisionDecision d = local_auto_decision(native, model, device, imgsz, batch);
+  PrecisionDecision d = local_auto_decision(native, model, device, imgsz);
   // Data-parallel: one agreed answer (every rank calls this once); bf16 only if all said bf16.
   const bool mine = d.precision == core::Precision::kBF16;
   if (group && group->any(!mine) && mine) {
     d.precision = core::Precision::kFP32;
     d.reason =
-        "precision: auto -> fp32: another rank's check or speed probe chose fp32 (this "
+        "precision: auto -> fp32: another rank's rule or check chose fp32 (this "
         "rank's: " +
         d.reason + ")";
   }
