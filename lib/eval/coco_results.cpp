@@ -418,7 +418,8 @@ std::vector<Detection> read_coco_results(const std::filesystem::path& file,
   return parse_coco_results(text, file.string(), ground_truth);
 }
 
-std::string format_coco_results(const std::vector<Detection>& detections) {
+std::string format_coco_results(const std::vector<Detection>& detections,
+                                const ResultsFields& fields) {
   std::string out = "[";
   for (size_t i = 0; i < detections.size(); ++i) {
     const Detection& d = detections[i];
@@ -427,6 +428,8 @@ std::string format_coco_results(const std::vector<Detection>& detections) {
         "\"score\": {:.5f}",
         i == 0 ? "" : ",", d.image_id, d.category_id, d.bbox_xywh[0], d.bbox_xywh[1],
         d.bbox_xywh[2], d.bbox_xywh[3], d.score);
+    if (fields.file_name && d.rbox.empty() && !d.file_name.empty())
+      out += fmt::format(", \"file_name\": {}", json(d.file_name).dump());
     if (!d.keypoints.empty()) {  // unrounded, as the reference writes them
       out += fmt::format(", \"keypoints\": [{}]", fmt::join(d.keypoints, ", "));
     }
@@ -446,9 +449,9 @@ std::string format_coco_results(const std::vector<Detection>& detections) {
   return out;
 }
 
-void write_coco_results(const std::vector<Detection>& detections,
-                        const std::filesystem::path& file) {
-  core::write_file_atomically(file, format_coco_results(detections));
+void write_coco_results(const std::vector<Detection>& detections, const std::filesystem::path& file,
+                        const ResultsFields& fields) {
+  core::write_file_atomically(file, format_coco_results(detections, fields));
 }
 
 }  // namespace trainer::eval

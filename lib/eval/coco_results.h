@@ -61,12 +61,19 @@ std::vector<Detection> read_coco_results(const std::filesystem::path& file,
 void check_detections(const std::vector<Detection>& detections, const data::CocoFile& ground_truth,
                       const std::string& source);
 
+// What a results file holds beyond the reference's fields. `file_name`: every entry's file_name
+// (trainer predict: which source and frame an image_id is); the reference's OBB json has it anyway.
+struct ResultsFields {
+  bool file_name = false;
+};
+
 // The results form as the reference writes predictions.json: bbox rounded to 3 decimals, score to
 // 5, a mask as {"size": [h, w], "counts": "<compressed RLE>"}, one detection per line.
-std::string format_coco_results(const std::vector<Detection>& detections);
+std::string format_coco_results(const std::vector<Detection>& detections,
+                                const ResultsFields& fields = {});
 
 // format_coco_results() written to `file` atomically (predictions.json).
-void write_coco_results(const std::vector<Detection>& detections,
-                        const std::filesystem::path& file);
+void write_coco_results(const std::vector<Detection>& detections, const std::filesystem::path& file,
+                        const ResultsFields& fields = {});
 
 }  // namespace trainer::eval

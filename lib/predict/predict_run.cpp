@@ -85,7 +85,8 @@ class Session {
       throw core::InputError("source " + options_.source + ": no image could be read");
     }
     if (options_.save_json) {
-      eval::write_coco_results(detections_, summary_.save_dir / "predictions.json");
+      eval::write_coco_results(detections_, summary_.save_dir / "predictions.json",
+                               {/*file_name=*/true});
     }
     claim.keep();
     const Timing& t = summary_.timing;
@@ -139,6 +140,7 @@ class Session {
       enqueue(std::move(p));
     }
     flush();  // the writer's frames in order before the next source
+    if (writer) writer->finish();
   }
 
   void enqueue(Pending p) {
@@ -191,10 +193,13 @@ class Session {
       }
     }
     if (options_.save_json) {
-      const int64_t id = p.frame > 0 ? summary_.images - 1
-                                     : image_id_for(stem + p.path.extension().string(),
-                                                    static_cast<int64_t>(p.source_index));
+      // One numbering with the labels: a frame's image_id is its frame number from 1 (as in
+      // labels/<stem>_<frame>.txt and the log), and file_name tells the sources apart.
+      const std::string file = p.frame > 0 ? base : stem + p.path.extension().string();
+      const int64_t id =
+          p.frame > 0 ? p.frame : image_id_for(file, static_cast<int64_t>(p.source_index));
       auto entries = predictor_->output().coco_detections(r, id, category_ids_);
+      for (auto& entry : entries) entry.file_name = file;
       detections_.insert(detections_.end(), entries.begin(), entries.end());
     }
   }

@@ -49,12 +49,28 @@ VideoWriter::VideoWriter(const std::filesystem::path& file, double fps)
 
 void VideoWriter::write(const cv::Mat& frame) {
   if (!impl_->writer.isOpened()) {
-    if (!impl_->writer.open(file_.string(), cv::VideoWriter::fourcc('m', 'p', '4', 'v'), fps_,
-                            frame.size())) {
+    if (!impl_->writer.open(temporary_path(file_).string(),
+                            cv::VideoWriter::fourcc('m', 'p', '4', 'v'), fps_, frame.size())) {
       throw std::runtime_error(file_.string() + ": cannot write the video");
     }
   }
   impl_->writer.write(frame);
+}
+
+void VideoWriter::finish() {
+  if (finished_ || !impl_->writer.isOpened()) return;
+  impl_->writer.release();
+  finished_ = true;
+  std::error_code ec;
+  std::filesystem::rename(temporary_path(file_), file_, ec);
+  if (ec) throw std::runtime_error(file_.string() + ": cannot write the video: " + ec.message());
+}
+
+VideoWriter::~VideoWriter() {
+  if (finished_ || !impl_->writer.isOpened()) return;
+  impl_->writer.release();
+  std::error_code ec;
+  std::filesystem::remove(temporary_path(file_), ec);
 }
 #else
 struct VideoReader::Impl {};
@@ -76,9 +92,16 @@ bool VideoReader::next(cv::Mat&) {
 VideoWriter::VideoWriter(const std::filesystem::path& file, double fps) : file_(file), fps_(fps) {}
 
 void VideoWriter::write(const cv::Mat&) {}
+
+void VideoWriter::finish() {}
+
+VideoWriter::~VideoWriter() = default;
 #endif
 
+std::filesystem::path VideoWriter::temporary_path(const std::filesystem::path& file) {
+  return file.parent_path() / (file.stem().string() + ".partial" + file.extension().string());
+}
+
 VideoReader::~VideoReader() = default;
-VideoWriter::~VideoWriter() = default;
 
 }  // namespace trainer::predict

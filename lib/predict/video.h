@@ -35,18 +35,30 @@ class VideoReader {
   double fps_ = 30;
 };
 
+// An mp4 (mp4v) at `fps`; frames must all have the first frame's size. The frames go to
+// temporary_path(file) (the container follows the suffix, so it keeps `.mp4`) and finish() renames
+// it to `file`: a video cut short (an error, a full disk) never takes the final name, and one
+// given up without finish() is removed.
 class VideoWriter {
  public:
-  // An mp4 (mp4v) at `fps`; frames must all have the first frame's size.
   VideoWriter(const std::filesystem::path& file, double fps);
   ~VideoWriter();
+  VideoWriter(const VideoWriter&) = delete;
+  VideoWriter& operator=(const VideoWriter&) = delete;
   void write(const cv::Mat& frame);
+  // Closes the video and gives it its name (nothing when no frame was written). Throws
+  // std::runtime_error when the rename fails.
+  void finish();
+
+  // clip.mp4 -> clip.partial.mp4
+  static std::filesystem::path temporary_path(const std::filesystem::path& file);
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::filesystem::path file_;
   double fps_;
+  bool finished_ = false;
 };
 
 }  // namespace trainer::predict

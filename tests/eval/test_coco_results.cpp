@@ -132,6 +132,22 @@ TEST_CASE("format_coco_results writes keypoints unrounded after the score") {
   CHECK(back[0].keypoints == std::vector<double>{10.125, 20.5, 0.75});
 }
 
+TEST_CASE(
+    "format_coco_results writes file_name only when asked (predict), as the reference's val does "
+    "not") {
+  std::vector<eval::Detection> dets = {{42, 1, {1, 2, 3, 4}, 0.5}};
+  dets[0].file_name = "clip_3";
+  CHECK(eval::format_coco_results(dets).find("file_name") == std::string::npos);
+  const std::string text = eval::format_coco_results(dets, {/*file_name=*/true});
+  CHECK(text.find(R"("score": 0.50000, "file_name": "clip_3"})") != std::string::npos);
+  CHECK(eval::parse_coco_results(text, "dets.json", small_gt()).size() == 1);  // still readable
+  // An OBB entry has it once, where the reference's OBB json puts it.
+  dets[0].rbox = {5, 5, 2, 2, 0};
+  dets[0].poly = {4, 4, 6, 4, 6, 6, 4, 6};
+  const std::string obb = eval::format_coco_results(dets, {true});
+  CHECK(obb.find("file_name") == obb.rfind("file_name"));
+}
+
 TEST_CASE("large results files (read on several threads) report the same first error") {
   const data::CocoFile gt = small_gt();
   const auto file = [](size_t bad_at, const std::string& bad, size_t bad2_at,

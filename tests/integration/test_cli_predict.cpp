@@ -4,11 +4,13 @@
 // and a run folder that holds the sources.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 #include <opencv2/videoio.hpp>
 
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "coco8_seg_subset.h"
@@ -129,7 +131,8 @@ TEST_CASE("cli predict: image, folder, glob, txt and video sources with their ou
     cv::resize(frame, small, cv::Size(96, 64));
     for (int i = 0; i < 5; ++i) writer.write(small);
   }
-  REQUIRE(run_command(common + " vid_stride=2 save_txt=true name=video source=" + video.string(),
+  REQUIRE(run_command(common + " vid_stride=2 save_txt=true save_json=true name=video source=" +
+                          video.string(),
                       &out) == 0);
   CHECK(out.find("video 1/1 (frame 1/5) ") != std::string::npos);
   CHECK(out.find("video 1/1 (frame 5/5) ") != std::string::npos);
@@ -137,6 +140,18 @@ TEST_CASE("cli predict: image, folder, glob, txt and video sources with their ou
   CHECK(out.find(": 64x96 ") != std::string::npos);
   CHECK(fs::file_size(dir / "video" / "clip.mp4") > 0);
   CHECK(fs::exists(dir / "video" / "labels" / "clip_3.txt"));
+  CHECK_FALSE(fs::exists(dir / "video" / "clip.partial.mp4"));  // renamed once complete
+  // One numbering: predictions.json's frames are the labels' frames 1, 3, 5, named as they are.
+  const auto json = nlohmann::json::parse(trainer::test::read_text(dir / "video/predictions.json"));
+  std::set<std::pair<int64_t, std::string>> frames;
+  for (const auto& entry : json)
+    frames.emplace(entry.at("image_id").get<int64_t>(), entry.at("file_name").get<std::string>());
+  for (const auto& [id, name] : frames) {
+    CAPTURE(id);
+    CHECK(name == "clip_" + std::to_string(id));
+    CHECK(fs::exists(dir / "video" / "labels" / (name + ".txt")));
+  }
+  CHECK(frames.size() == 3);
 }
 
 TEST_CASE("cli predict: bad sources, unreadable images and unknown keys") {
