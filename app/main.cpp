@@ -43,8 +43,10 @@ int report_filesystem_error(const std::filesystem::filesystem_error& e) {
   if (!e.path2().empty()) paths += " -> " + e.path2().string();
   std::string hint;
   std::error_code ec;
+  // The path itself counts when a folder was to be made there (ENOTDIR, EEXIST: project=afile).
+  const bool made_here = e.code().value() == ENOTDIR || e.code().value() == EEXIST;
   for (fs::path p = e.path1(); !p.empty() && p != p.parent_path(); p = p.parent_path()) {
-    if (fs::exists(p, ec) && !fs::is_directory(p, ec) && p != e.path1()) {
+    if (fs::exists(p, ec) && !fs::is_directory(p, ec) && (p != e.path1() || made_here)) {
       hint = " (" + p.string() + " is a file, not a folder)";
       break;
     }
@@ -75,6 +77,12 @@ int main(int argc, char** argv) {
       app::register_synth_command(cli, global),
   };
 
+  if (const auto unknown =
+          app::unknown_subcommand(cli, std::vector<std::string>(argv + 1, argv + argc))) {
+    core::init_console_logging(core::Verbosity::kNormal, launched_rank());
+    spdlog::error("{}", app::usage_message(*unknown));
+    return app::kUsageExitStatus;
+  }
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

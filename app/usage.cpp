@@ -53,4 +53,31 @@ UsageError usage_error_from_parse(const CLI::App& root, const CLI::ParseError& e
   return UsageError(message, std::move(usage));
 }
 
+std::optional<UsageError> unknown_subcommand(const CLI::App& root,
+                                             const std::vector<std::string>& args) {
+  const CLI::App* app = &root;
+  std::string command = root.get_name();
+  for (const std::string& word : args) {
+    if (word.empty() || word[0] == '-') continue;  // the global flags take no value
+    const auto subcommands = app->get_subcommands([](const CLI::App*) { return true; });
+    if (subcommands.empty()) return std::nullopt;
+    const CLI::App* next = nullptr;
+    std::string names;
+    for (const CLI::App* sub : subcommands) {
+      if (sub->check_name(word)) next = sub;
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!next) {
+      Usage usage;
+      usage.command = command;
+      usage.synopsis = command + " SUBCOMMAND ...";
+      return UsageError(command + ": unknown subcommand '" + word + "' (one of: " + names + ")",
+                        std::move(usage));
+    }
+    app = next;
+    command += " " + next->get_name();
+  }
+  return std::nullopt;
+}
+
 }  // namespace trainer::app

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -38,5 +39,12 @@ std::string usage_message(const UsageError& error);
 // A CLI11 parse error (an argument not expected, a required one missing, a value refused) as a
 // usage error of the subcommand it happened in, with that subcommand's usage line.
 UsageError usage_error_from_parse(const CLI::App& root, const CLI::ParseError& error);
+
+// Checked before parsing: the first word after a command that takes subcommands (`trainer`,
+// `trainer bench`, `trainer data`) that is none of them, as "trainer bench: unknown subcommand
+// 'nothing' (one of: abba, data, ...)". CLI11 alone says "a subcommand is required" or "argument
+// not expected" without naming the word the user typed.
+std::optional<UsageError> unknown_subcommand(const CLI::App& root,
+                                             const std::vector<std::string>& args);
 
 }  // namespace trainer::app

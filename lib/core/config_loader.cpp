@@ -228,7 +228,10 @@ class Loader {
       fs::path base_path(base.Scalar());
       if (base_path.is_relative()) base_path = dir / base_path;
       if (!fs::is_regular_file(base_path)) {
-        throw ConfigError(location_of(base, name), "base config not found: " + base_path.string());
+        throw ConfigError(location_of(base, name),
+                          fs::is_directory(base_path)
+                              ? "base config: " + base_path.string() + " is a folder, not a file"
+                              : "base config not found: " + base_path.string());
       }
       load_file(base_path);
     }

@@ -47,13 +47,12 @@ fs::path create_run_dir(const RunConfig& run) {
   std::error_code ec;
   fs::create_directories(project, ec);
   if (ec) {
-    throw std::runtime_error("cannot create run folder " + project.string() + ": " + ec.message());
+    throw fs::filesystem_error("cannot create run folder", project, ec);
   }
   if (run.exist_ok) {
     const fs::path dir = project / name;
     fs::create_directories(dir, ec);
-    if (ec)
-      throw std::runtime_error("cannot create run folder " + dir.string() + ": " + ec.message());
+    if (ec) throw fs::filesystem_error("cannot create run folder", dir, ec);
     return dir;
   }
   for (int n = 1; n < kMaxIncrement; ++n) {
@@ -62,7 +61,7 @@ fs::path create_run_dir(const RunConfig& run) {
     // name exists, whoever made it, so the next name is tried.
     if (fs::create_directory(dir, ec)) return dir;
     if (ec && !fs::exists(dir))  // a file of that name is taken as a taken name, too
-      throw std::runtime_error("cannot create run folder " + dir.string() + ": " + ec.message());
+      throw fs::filesystem_error("cannot create run folder", dir, ec);
   }
   throw std::runtime_error("no free run folder name under " + project.string());
 }

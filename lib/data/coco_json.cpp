@@ -170,6 +170,7 @@ CocoSegmentation parse_coco_segmentation(const json& value) {
 }
 
 std::string malformed_json_message(const std::exception& error, size_t document_bytes) {
+  if (document_bytes == 0) return "the file is empty (a json document was expected)";
   std::string text = error.what();
   if (text.rfind("[json.exception.", 0) == 0) {
     const size_t close = text.find("] ");

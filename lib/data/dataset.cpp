@@ -252,6 +252,20 @@ DatasetIndex load_split(const DatasetSpec& spec, Split split, const LoadOptions&
   index.items = std::move(split_data->items);
   index.stats = std::move(split_data->stats);
 
+  if (index.items.empty()) {
+    // Why, per file: the first few problems, in the error itself (not logged as warnings first).
+    const auto& problems = index.stats.problems;
+    constexpr size_t kListed = 5;
+    std::string why;
+    for (size_t i = 0; i < problems.size() && i < kListed; ++i) why += "\n  " + problems[i];
+    if (problems.size() > kListed) {
+      why += fmt::format("\n  ... and {} more (trainer data check lists them all)",
+                         problems.size() - kListed);
+    }
+    throw core::InputError(fmt::format("{}: no usable images in the {} split ({}){}", index.source,
+                                       split_name(split), summary_line(index.stats),
+                                       why.empty() ? "" : ":" + why));
+  }
   if (options.log) {
     const auto& problems = index.stats.problems;
     for (size_t i = 0; i < problems.size() && i < options.max_logged_problems; ++i) {
@@ -263,10 +277,6 @@ DatasetIndex load_split(const DatasetSpec& spec, Split split, const LoadOptions&
     }
     spdlog::info("{} {}: {}{}", split_name(split), index.source, summary_line(index.stats),
                  index.from_cache ? " (label cache)" : "");
-  }
-  if (index.items.empty()) {
-    throw core::InputError(fmt::format("{}: no usable images in the {} split ({})", index.source,
-                                       split_name(split), summary_line(index.stats)));
   }
   return index;
 }

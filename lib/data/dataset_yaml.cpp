@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/file_checks.h"
 #include "core/yaml_document.h"
 
 namespace fs = std::filesystem;
@@ -115,9 +116,15 @@ std::string expand_env(const std::string& text) {
 namespace {
 
 DatasetSpec parse_dataset(const fs::path& file, bool check_paths) {
-  if (!fs::is_regular_file(file)) throw ConfigError("dataset yaml not found: " + file.string());
+  core::require_file(file, "dataset yaml");
   const YAML::Node root = core::load_yaml_file(file);
-  if (!root.IsMap()) throw ConfigError(SourceLocation{file.string(), 1}, "expected a mapping");
+  if (!root.IsMap()) {
+    throw ConfigError(SourceLocation{file.string(), 1},
+                      root.IsNull()
+                          ? "the dataset yaml is empty (it needs path, train, val and names)"
+                          : "a dataset yaml must be a mapping of key: value (path, train, "
+                            "val, names)");
+  }
 
   DatasetSpec spec;
   spec.yaml_file = fs::absolute(file).lexically_normal();

@@ -1,7 +1,10 @@
 // See predict_options.h.
 #include "predict/predict_options.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 
@@ -33,10 +36,10 @@ double parse_number(const std::string& key, const std::string& v, double lo, dou
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != v.size() || v.empty()) bad_value(key, v, "a number");
-  if (x < lo || x > hi) {
-    bad_value(key, v, "a value in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  }
+  // std::stod also reads "nan", "inf" and hexadecimal: none is a value a user means here.
+  const bool hex = v.find_first_of("xX") != std::string::npos;
+  if (used != v.size() || v.empty() || hex || !std::isfinite(x)) bad_value(key, v, "a number");
+  if (x < lo || x > hi) bad_value(key, v, fmt::format("a value in [{:g}, {:g}]", lo, hi));
   return x;
 }
 

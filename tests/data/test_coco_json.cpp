@@ -68,6 +68,7 @@ TEST_CASE(
   const std::string middle = error_of("{\"images\": [}, 1]}");
   CHECK(middle.find("malformed json at line 1, column 13") != std::string::npos);
   CHECK(middle.find("cut short") == std::string::npos);
+  CHECK(error_of("") == "x.json: the file is empty (a json document was expected)");
 }
 
 TEST_CASE("coco json: the 91 to 80 category map and its inverse") {

@@ -128,11 +128,28 @@ TEST_CASE("dataset: a missing image in a list file is named") {
         (dir / "images/train/missing.jpg").string() + ": skipped: image not found or unreadable");
 }
 
+TEST_CASE(
+    "dataset: a split without usable images lists the first 5 files' problems, then a count") {
+  TempDir dir;
+  std::map<std::string, std::string> files;
+  for (int i = 0; i < 7; ++i) files[std::to_string(i) + ".jpg"] = "0 0.5 0.5 0.2\n";  // 4 values
+  const std::string e = input_error(make_yolo(dir.path(), files), no_cache());
+  CHECK(e.find("7 corrupt") != std::string::npos);
+  int listed = 0;
+  for (size_t at = e.find("\n  "); at != std::string::npos; at = e.find("\n  ", at + 1)) ++listed;
+  CHECK(listed == 6);  // five problems and the count
+  CHECK(e.find("\n  ... and 2 more (trainer data check lists them all)") != std::string::npos);
+  CHECK(e.find(".txt:1: ") != std::string::npos);
+}
+
 TEST_CASE("dataset: no usable image and a missing folder are errors") {
   TempDir dir;
   auto spec = make_yolo(dir.path(), {{"a.jpg", "9 0.5 0.5 0.2 0.2\n"}});
   const std::string e = input_error(spec, no_cache());
   CHECK(e.find("no usable images in the train split (0 images, 0 backgrounds, 1 corrupt") !=
+        std::string::npos);
+  // Why, per file, in the error itself.
+  CHECK(e.find("1 corrupt, 0 boxes):\n  " + (dir / "labels/train/a.txt").string() + ":1: ") !=
         std::string::npos);
   spec.train = {dir / "nowhere"};
   CHECK(input_error(spec, no_cache()) ==

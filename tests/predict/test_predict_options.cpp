@@ -50,6 +50,16 @@ TEST_CASE("predict options: errors name the key") {
                        doctest::Contains("conf=high: expected a number"), ConfigError);
   CHECK_THROWS_WITH_AS(parse_predict_args({"weights=w.pt", "source=x", "batch=0"}),
                        doctest::Contains("batch=0"), ConfigError);
+  // Bounds as a user writes them; nan, inf and hexadecimal are not numbers here.
+  CHECK_THROWS_WITH_AS(parse_predict_args({"weights=w.pt", "source=x", "imgsz=31"}),
+                       "predict: imgsz=31: expected a value in [32, 8192]", ConfigError);
+  CHECK_THROWS_WITH_AS(parse_predict_args({"weights=w.pt", "source=x", "conf=2"}),
+                       "predict: conf=2: expected a value in [0, 1]", ConfigError);
+  for (const char* bad : {"conf=nan", "conf=inf", "conf=0x0.8p0"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(parse_predict_args({"weights=w.pt", "source=x", bad}),
+                         doctest::Contains("expected a number"), ConfigError);
+  }
   CHECK_THROWS_WITH_AS(parse_predict_args({"weights=w.pt", "source=x", "save=maybe"}),
                        doctest::Contains("true or false"), ConfigError);
   CHECK_THROWS_WITH_AS(parse_predict_args({"source=x"}), doctest::Contains("weights=PATH"),
