@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -47,9 +48,20 @@ Command register_synth_command(CLI::App& app, const GlobalOptions& /*global*/) {
             const bool pose = opts->task == "pose", obb = opts->task == "obb";
             if (pose) s.min_object_size = std::max(16, s.min_object_size);
             if (obb) s.min_object_size = std::max(12, s.min_object_size);
-            const auto summary = pose  ? demo::generate_synthetic_pose_dataset(opts->out, s)
-                                 : obb ? demo::generate_synthetic_obb_dataset(opts->out, s)
-                                       : demo::generate_synthetic_dataset(opts->out, s);
+            // A half-written dataset looks like a dataset: a failure (a full disk) removes the
+            // folder again when this command created it. A folder that was there is left as is.
+            const bool existed = std::filesystem::exists(opts->out);
+            const auto summary = [&] {
+              try {
+                return pose  ? demo::generate_synthetic_pose_dataset(opts->out, s)
+                       : obb ? demo::generate_synthetic_obb_dataset(opts->out, s)
+                             : demo::generate_synthetic_dataset(opts->out, s);
+              } catch (...) {
+                std::error_code ignored;
+                if (!existed) std::filesystem::remove_all(opts->out, ignored);
+                throw;
+              }
+            }();
             spdlog::info("synthetic {} dataset: {} images, {} objects -> {}",
                          pose  ? "pose"
                          : obb ? "rotated shapes"
