@@ -206,7 +206,7 @@ BadInputCorpus make_bad_input_corpus(const fs::path& root) {
          root / "annotations/malformed.json", "malformed json");
   write_text(root / "annotations/empty.json", "");
   broken("coco_empty.yaml", coco_yaml("annotations/empty.json"), root / "annotations/empty.json",
-         "malformed json");
+         "the file is empty (a json document was expected)");
   write_text(root / "annotations/huge_id.json",
              "{\"images\": [{\"id\": 1e30, \"file_name\": \"v0.jpg\", \"width\": 80, \"height\": "
              "64}], \"annotations\": [], \"categories\": [{\"id\": 1, \"name\": \"a\"}]}");
