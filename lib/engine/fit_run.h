@@ -22,6 +22,7 @@
 #include "engine/log/progress.h"
 #include "engine/log/results_log.h"
 #include "engine/log/tensorboard_log.h"
+#include "engine/run_decisions.h"
 #include "engine/time_budget.h"
 #include "engine/train_step.h"
 #include "engine/trainer.h"
@@ -100,9 +101,10 @@ class FitRun {
   bool main_rank_;
   std::chrono::steady_clock::time_point start_;
 
-  core::TrainConfig user_config_;
-  core::TrainConfig config_;           // this rank's (its device; the run's task)
-  core::TrainConfig recorded_;         // what args.yaml records: the user's, with the run's task
+  core::TrainConfig user_config_;  // as given (its device list)
+  RunDecisions decisions_;         // what the run decided; args.yaml and checkpoints record them
+  // This rank's: the user's with its device and the decisions open_run made; not written after.
+  core::TrainConfig config_;
   std::optional<RunSources> sources_;  // read in open_run, moved into the context
   RunFolder folder_;
   std::filesystem::path weights_dir_;

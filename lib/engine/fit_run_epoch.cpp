@@ -200,8 +200,8 @@ void FitRun::save_epoch(int64_t epoch, bool improved, bool final_epoch,
     // kill before that redoes the epoch on resume and writes them again.
     const bool write_predictions = val && final_epoch && config_.run.save_json;
     const TaskDefinition& task = *ctx_->task;
-    Checkpoint ckpt =
-        make_checkpoint(*ctx_, *step_, epoch, result_.best_fitness, result_.best_epoch);
+    Checkpoint ckpt = make_checkpoint(*ctx_, *step_, recorded_config(user_config_, decisions_),
+                                      epoch, result_.best_fitness, result_.best_epoch);
     ckpt.run_id = run_id_;
     ckpt.results_csv = format_results_csv(results_->columns(), results_->rows());
     save_checkpoints(ckpt, *eval_model_, weights_dir_, improved, config_.run.save_period, [&] {

@@ -60,24 +60,20 @@ void restore_results_csv(const Checkpoint& from, const std::filesystem::path& fi
 
 void FitRun::open_run(const core::TrainConfig& user_config) {
   user_config_ = user_config;
-  config_ = user_config;
-  config_.run.device = device_for_rank(user_config.run.device, options_.local_rank,
-                                       group_ ? options_.local_world_size : 1);
+  const std::string rank_device = device_for_rank(user_config.run.device, options_.local_rank,
+                                                  group_ ? options_.local_world_size : 1);
+  config_ = rank_config(user_config_, decisions_, rank_device);
   // Every check that loads no data, before the run folder and the configuration table: a bad
   // device, model name, dataset yaml or weights file is the first thing reported, and nothing is
   // written. The run's sources are read here, once: the dataset yaml, and a weights file's
   // architecture, task and tensors; build_training() hands them on.
   sources_ = read_run_sources(config_, group_ ? group_->size() : options_.world_size);
-  config_.run.task =
-      resolved_task(config_, sources_->model);  // a weights file's own, recorded in args.yaml
-  recorded_ = user_config;                      // the device list kept
-  recorded_.run.task = config_.run.task;
+  decisions_.task = resolved_task(config_, sources_->model);  // a weights file's own
   // A run from a weights file records the architecture it held: its own files then describe their
   // model when that file is moved or deleted.
-  if (is_weights_file(config_.model.model)) {  // args.yaml (recorded_) and checkpoints (config_)
-    recorded_.model.architecture = sources_->model.name.display();
-    config_.model.architecture = recorded_.model.architecture;
-  }
+  if (is_weights_file(config_.model.model))
+    decisions_.architecture = sources_->model.name.display();
+  config_ = rank_config(user_config_, decisions_, rank_device);  // from here on as it stays
 
   // Run folder: a resumed run continues in its own folder (runs/x/weights/last.ckpt -> runs/x).
   // Rank 0 creates it; the others take its name (they never write there).
@@ -104,9 +100,10 @@ void FitRun::open_run(const core::TrainConfig& user_config) {
     for (const auto& stale : core::remove_stale_temporaries(dir))
       spdlog::info("removed {} (left by an interrupted write)", stale.string());
   }
-  core::write_config_yaml(recorded_, result_.run_dir / "args.yaml");
+  const core::TrainConfig recorded = recorded_config(user_config_, decisions_);
+  core::write_config_yaml(recorded, result_.run_dir / "args.yaml");
   spdlog::info("run folder: {}", result_.run_dir.string());
-  spdlog::info("configuration:\n{}", core::config_table(recorded_));
+  spdlog::info("configuration:\n{}", core::config_table(recorded));
 }
 
 std::optional<Checkpoint> FitRun::resume_checkpoint() const {
@@ -136,15 +133,14 @@ int64_t FitRun::build_training() {
   ctx_.emplace(build_training_context(config_, std::move(*sources_), context_options));
   sources_.reset();
   TrainingContext& ctx = *ctx_;
-  ctx.config.run.device = user_config_.run.device;              // checkpoints keep the device list
-  if (ctx.config.model.cls_width != config_.model.cls_width) {  // fine-tuning rebuilt the branches
-    config_.model.cls_width = ctx.config.model.cls_width;
-    recorded_.model.cls_width = ctx.config.model.cls_width;
-  }
   if (folder_.resume) keep_checkpoint_precision(ctx, *folder_.resume);
-  recorded_.run.precision_used = ctx.bf16() ? "bf16" : "fp32";
+  decisions_.class_widths = ctx.architecture.cls_width;  // a fine-tune may have rebuilt them
+  decisions_.precision_used = ctx.bf16() ? "bf16" : "fp32";
   // args.yaml again, now with what the model and the hardware decided.
-  if (main_rank_) core::write_config_yaml(recorded_, result_.run_dir / "args.yaml");
+  if (main_rank_) {
+    core::write_config_yaml(recorded_config(user_config_, decisions_),
+                            result_.run_dir / "args.yaml");
+  }
   // Validation batches of 2 x the per-rank batch (the reference's), sharded over the ranks; with
   // cache: disk local rank 0 first, since the first to build the val images' cache writes it.
   core::TrainConfig val_config = config_;

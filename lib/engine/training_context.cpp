@@ -140,20 +140,20 @@ data::DatasetSpec check_run_config(const core::TrainConfig& config, int world_si
 namespace {
 
 // Fine-tuning as 8.4.190's trainer (engine/checkpoint/fine_tune.h), logged as the reference logs
-// it; a rebuilt class width goes into ctx.config (cls_width), so checkpoints and args.yaml record
-// it.
+// it; the built model's class widths go into ctx.architecture (the run records them from there:
+// engine/run_decisions.h).
 model::YoloModel transfer_pretrained(TrainingContext& ctx, ModelSource& source) {
   const WeightsSource pretrained =
       source.pretrained ? std::move(*source.pretrained) : read_weights_source(source.weights);
   source.pretrained.reset();
   FineTuned tuned = fine_tune_model(*ctx.task, source.name, ctx.inputs.dataset, pretrained,
                                     ctx.config.model.cls_remap);
-  ctx.config.model.cls_width = tuned.cls_width;
+  ctx.architecture.cls_width = tuned.class_widths;
   if (tuned.rebuilt) {
     spdlog::info(
         "class branches rebuilt at the hidden width of {} (the source's), recorded as "
         "cls_width: {}",
-        source.weights.string(), tuned.cls_width);
+        source.weights.string(), model::class_widths_text(tuned.class_widths));
   }
   const model::FineTuneReport& report = tuned.report;
   if (report.remapped > 0) {
@@ -225,13 +225,13 @@ void build_model(TrainingContext& ctx, ModelSource source) {
   if (!source.architecture.empty()) {
     spdlog::info("model: {} from {}", source.name.display(), source.architecture.string());
   }
+  ctx.architecture = source.name;
+  ctx.architecture.cls_width = model::parse_class_widths(config.model.cls_width);
   if (config.run.resume.empty() && !source.weights.empty()) {
     ctx.net.model = transfer_pretrained(ctx, source);  // the source may set its class widths
   } else {
     ctx.net.model = ctx.task->build_model(source.name, ctx.inputs.dataset);
   }
-  ctx.architecture = source.name;
-  ctx.architecture.cls_width = model::parse_class_widths(ctx.config.model.cls_width);
   if (config.run.resume.empty() && source.weights.empty() && config.model.pretrained == "true" &&
       !is_weights_file(config.model.model)) {
     spdlog::info(

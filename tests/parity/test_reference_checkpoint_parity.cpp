@@ -152,9 +152,9 @@ void check_transfers(const ReferenceFiles& files, const std::string& python) {
     const engine::FineTuned tuned =
         engine::fine_tune_model(*task, name, dataset, pretrained, c.cls_remap);
     MESSAGE(c.id << ": trainer " << tuned.report.transferred << "/" << tuned.report.total
-                 << " (cls_width '" << tuned.cls_width << "', " << tuned.report.matched_classes
-                 << " classes remapped), reference " << theirs["transferred"].get<int>() << "/"
-                 << theirs["total"].get<int>());
+                 << " (cls_width '" << model::class_widths_text(tuned.class_widths) << "', "
+                 << tuned.report.matched_classes << " classes remapped), reference "
+                 << theirs["transferred"].get<int>() << "/" << theirs["total"].get<int>());
     CHECK(tuned.report.transferred == theirs["transferred"].get<int64_t>());
     CHECK(tuned.report.total == theirs["total"].get<int64_t>());
     CHECK(tuned.report.matched_classes == theirs["matched"].get<int64_t>());

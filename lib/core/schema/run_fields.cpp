@@ -51,7 +51,8 @@ std::vector<FieldSpec> run_fields() {
       "precision", "run", [](auto& c) -> auto& { return c.run.precision; },
       {{"auto", Precision::kAuto}, {"bf16", Precision::kBF16}, {"fp32", Precision::kFP32}},
       "forward/loss precision: bf16 autocast, fp32, or auto (bf16 where the device runs it "
-      "natively, on a CPU for models of 1 GFLOP per image or more, and a start-up check agrees)"));
+      "natively, on a CPU for models of 0.5 GFLOPs per image or more at imgsz, and a start-up "
+      "check agrees)"));
   f.push_back(string_field(
       "precision_used", "run", [](auto& c) -> auto& { return c.run.precision_used; },
       "written by fit: what precision resolved to (bf16 or fp32) on the run's hardware (a record: "

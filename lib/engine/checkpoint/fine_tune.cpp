@@ -8,14 +8,14 @@ FineTuned fine_tune_model(const TaskDefinition& task, const model::ModelName& na
                           bool cls_remap) {
   FineTuned out;
   out.model = task.build_model(name, dataset);
-  out.cls_width = model::class_widths_text(name.cls_width);
+  out.class_widths = name.cls_width;
   if (name.cls_width.is_default()) {  // a width the user or the run set stays
     if (const auto widths =
             model::rebuilt_class_widths(model::state_dict(*out.model), pretrained.weights)) {
       model::ModelName rebuilt = name;
       rebuilt.cls_width = *widths;
       out.model = task.build_model(rebuilt, dataset);
-      out.cls_width = model::class_widths_text(*widths);
+      out.class_widths = *widths;
       out.rebuilt = true;
     }
   }

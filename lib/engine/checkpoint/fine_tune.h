@@ -10,6 +10,7 @@
 #include "data/dataset_yaml.h"
 #include "engine/checkpoint/weights_source.h"
 #include "engine/task/task_definition.h"
+#include "model/class_widths.h"
 #include "model/fine_tune_transfer.h"
 #include "model/yolo_model.h"
 
@@ -18,8 +19,8 @@ namespace trainer::engine {
 struct FineTuned {
   model::YoloModel model{nullptr};
   model::FineTuneReport report;
-  std::string cls_width;  // the config's cls_width after the transfer (the source's when rebuilt)
-  bool rebuilt = false;   // the class branches took the source's hidden widths
+  model::ClassWidths class_widths;  // the built model's (the source's when rebuilt)
+  bool rebuilt = false;             // the class branches took the source's hidden widths
 };
 
 // Builds `name` with `task`'s head for `dataset` and transfers `pretrained` into it. With

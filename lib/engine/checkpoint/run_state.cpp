@@ -78,10 +78,11 @@ void load_ema_into_model(TrainingContext& ctx, const Checkpoint& ckpt, const std
 
 }  // namespace
 
-Checkpoint make_checkpoint(const TrainingContext& ctx, const TrainStep& step, int64_t epoch,
-                           double best_fitness, int64_t best_epoch) {
+Checkpoint make_checkpoint(const TrainingContext& ctx, const TrainStep& step,
+                           const core::TrainConfig& recorded, int64_t epoch, double best_fitness,
+                           int64_t best_epoch) {
   Checkpoint ckpt;
-  ckpt.config_yaml = core::config_to_yaml(ctx.config);
+  ckpt.config_yaml = core::config_to_yaml(recorded);
   ckpt.epoch = epoch;
   ckpt.iteration = ctx.batches_per_epoch() * (epoch + 1);
   ckpt.last_opt_step = step.last_opt_step();

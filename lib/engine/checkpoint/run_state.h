@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "core/config.h"
 #include "engine/checkpoint/checkpoint.h"
 
 namespace trainer::engine {
@@ -17,10 +18,12 @@ namespace trainer::engine {
 struct TrainingContext;
 class TrainStep;
 
-// Everything needed to continue after `epoch` (0-based): config, counters, best fitness, model,
-// EMA, optimizer, loss schedule, gradients pending under accumulation, RNG state, date.
-Checkpoint make_checkpoint(const TrainingContext& ctx, const TrainStep& step, int64_t epoch,
-                           double best_fitness, int64_t best_epoch);
+// Everything needed to continue after `epoch` (0-based): config (`recorded`: what args.yaml
+// records, engine/run_decisions.h), counters, best fitness, model, EMA, optimizer, loss schedule,
+// gradients pending under accumulation, RNG state, date.
+Checkpoint make_checkpoint(const TrainingContext& ctx, const TrainStep& step,
+                           const core::TrainConfig& recorded, int64_t epoch, double best_fitness,
+                           int64_t best_epoch);
 
 // A resume under `precision: auto` continues in the precision the checkpoint was trained in
 // (recorded by make_checkpoint), whatever this start decided: the rule and the check decide alike
