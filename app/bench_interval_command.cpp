@@ -35,10 +35,10 @@ int run_bench_interval(const IntervalCli& opts) {
   const core::LoadedConfig loaded = core::load_config(file, overrides);
   // Under torchrun every rank measures its own intervals (with the gradient all-reduce in
   // backward); rank 0 reports.
-  const engine::RankSetup ranks = engine::join_ranks(loaded.config);
+  const engine::RankSetup joined = engine::join_ranks(loaded.config);
+  const engine::Ranks& ranks = joined.ranks;
   core::TrainConfig config = loaded.config;
-  config.run.device = engine::device_for_rank(loaded.config.run.device, ranks.env.local_rank,
-                                              ranks.group ? ranks.env.local_world_size : 1);
+  config.run.device = ranks.device(loaded.config.run.device);
   // The same device the loop will use (the engine resolves the `device` key).
   const std::string device = engine::resolve_device(config.run.device).str();
   spdlog::info("bench interval: {} on {}, {} warm-up + {} measured intervals{}",
@@ -46,8 +46,7 @@ int run_bench_interval(const IntervalCli& opts) {
                opts.options.measure, opts.no_breakdown ? "" : ", then a breakdown run");
 
   engine::IntervalOptions rank_options = opts.options;
-  rank_options.group = ranks.group;
-  rank_options.local_rank = ranks.env.local_rank;
+  rank_options.ranks = ranks;
   engine::IntervalOptions timed_options = rank_options;
   timed_options.breakdown = false;
   bench::reset_peak_memory(device);
@@ -58,8 +57,8 @@ int run_bench_interval(const IntervalCli& opts) {
   record.config_yaml = core::config_to_yaml(config);
   record.counts = {{"warmup", opts.options.warmup},
                    {"measure", opts.options.measure},
-                   {"world_size", ranks.env.world_size}};
-  if (ranks.env.is_main() && !opts.json.empty() && !opts.no_breakdown) {
+                   {"world_size", ranks.world_size()}};
+  if (ranks.main() && !opts.json.empty() && !opts.no_breakdown) {
     // The timed intervals are kept now, marked partial, in case the process is stopped during the
     // breakdown run (a time-boxed GPU session); the complete JSON replaces this file.
     bench::Json partial = bench::interval_json(timed, nullptr, timed_options, peak, record);
@@ -74,7 +73,7 @@ int run_bench_interval(const IntervalCli& opts) {
     breakdown = engine::measure_intervals(config, breakdown_options);
   }
 
-  if (!ranks.env.is_main()) return 0;
+  if (!ranks.main()) return 0;
   const bench::Json j = bench::interval_json(timed, opts.no_breakdown ? nullptr : &breakdown,
                                              timed_options, peak, record);
   std::istringstream table(bench::interval_table(j));

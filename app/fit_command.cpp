@@ -60,25 +60,22 @@ Command register_fit_command(CLI::App& app, const GlobalOptions& /*global*/) {
                 file, overrides, /*checkpoint_may_be_elsewhere=*/launched_rank);
             if (!launched_rank) require_dataset(loaded, file);
             if (const auto status = engine::launch_listed_ranks(loaded)) return *status;
-            const engine::RankSetup ranks = engine::join_ranks(loaded);
-            engine::FitStart start = engine::agree_fit_start(ranks.group.get(), ranks.records.get(),
-                                                             loaded, file, overrides);
+            const engine::RankSetup joined = engine::join_ranks(loaded);
+            const engine::Ranks& ranks = joined.ranks;
+            engine::FitStart start = engine::agree_fit_start(
+                ranks.group.get(), joined.records.get(), loaded, file, overrides);
             require_dataset(start.config, file);
             engine::FitOptions fit_options;
             fit_options.resume_checkpoint = std::move(start.checkpoint);
             fit_options.restart_dir = start.restart_dir;
             fit_options.run_id = start.run_id;
-            fit_options.records = ranks.records;
+            fit_options.records = joined.records;
             fit_options.interactive = ::isatty(STDERR_FILENO) != 0;
             fit_options.per_class = opts->per_class;
-            fit_options.group = ranks.group;
-            fit_options.rank = ranks.env.rank;
-            fit_options.world_size = ranks.env.world_size;
-            fit_options.local_rank = ranks.env.local_rank;
-            fit_options.local_world_size = ranks.env.local_world_size;
-            fit_options.hooks = engine::fault_hooks_from_environment(ranks.env.rank);
+            fit_options.ranks = ranks;
+            fit_options.hooks = engine::fault_hooks_from_environment(ranks.rank());
             const auto result = engine::fit(start.config, fit_options);
-            if (fit_options.rank != 0) return 0;
+            if (!ranks.main()) return 0;
             std::cout << "run folder: " << result.run_dir.string() << "\n";
             if (result.last_validation) {
               const auto& m = result.last_validation->metric;

@@ -101,76 +101,76 @@ Command register_val_command(CLI::App& app, const GlobalOptions& /*global*/) {
                   "CONFIG then key=value overrides; weights=PATH (a .pt weights file or a .ckpt "
                   "checkpoint; required unless model= names one)");
   cli->add_flag("--per-class", opts->per_class, "print one row per class");
-  return {
-      cli, [opts] {
-        std::string weights;  // not a config key: the one argument only `val` takes
-        std::vector<std::string> args;
-        for (const auto& a : opts->args) {
-          if (a.rfind("weights=", 0) == 0) {
-            weights = a.substr(8);
-          } else {
-            args.push_back(a);
-          }
-        }
-        const auto [file, overrides] = split_config_args(args);
-        auto config = core::load_config(file, overrides).config;
-        require_weights(config, weights);
-        if (weights.empty()) weights = config.model.model;  // model=RUN/weights/best.pt
-        const engine::WeightsSource source = engine::read_weights_source(weights);
-        // As the reference: the dataset, image size and single_cls of the weights' run, unless
-        // given.
-        const engine::RecordedArguments recorded = engine::recorded_arguments(source);
-        const auto taken =
-            engine::adopt_recorded_arguments(recorded, keys_given(overrides, config), config);
-        if (!taken.empty()) spdlog::info("from {}: {}", recorded.source, fmt::join(taken, " "));
-        require_dataset(config);
-        if (const auto status = engine::launch_listed_ranks(config)) return *status;
-        const engine::RankSetup ranks = engine::join_ranks(config);
-        config.run.device = engine::device_for_rank(config.run.device, ranks.env.local_rank,
-                                                    ranks.group ? ranks.env.local_world_size : 1);
-        if (config.run.name == "train") config.run.name = "val";
-        const model::ModelName name =
-            engine::adopt_weights_architecture(source, names_model(overrides, config), config);
-        const auto task = engine::make_task_definition(name.task);
-        const auto device = engine::resolve_device(config.run.device);
-        if (config.run.deterministic) engine::ensure_cublas_workspace_config();
-        engine::use_device(device);
-        const auto yaml_spec = data::load_dataset_yaml(config.data.data);
-        auto val_set = std::make_shared<data::DatasetIndex>(
-            engine::load_run_split(config, yaml_spec, data::Split::kVal));
-        const auto spec = engine::run_dataset_spec(config, yaml_spec);
-        // Standalone scoring is fp32 unless bf16 is asked for (the reference's `val` has
-        // half=False; from_config leaves `auto` at fp32); during fit, validation follows the
-        // training precision.
-        auto vo = engine::ValidationOptions::from_config(config);
-        vo.keep_detections = true;
-        // As the reference does before validating: BN folded into the convs and only the
-        // head branch the postprocess decodes (no val loss here).
-        auto fused = engine::inference_copy(*engine::build_from_weights(source, name, spec).model,
-                                            device, vo.predict.use_one2many);
-        engine::apply_memory_format(*fused, engine::model_memory_format(config, device));
-        engine::Validator validator(val_set, spec, config, device, /*standalone=*/true,
-                                    ranks.group);
-        const auto started = std::chrono::steady_clock::now();
-        const auto result = validator.run(*fused, nullptr, vo);
-        const double wall_s =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-        if (!result.scored) return 0;  // another rank's share: rank 0 reports
-        const auto run_dir = core::create_run_dir(config.run);
-        task->write_predictions(result, spec.names, run_dir / "predictions.json");
-        std::cout << task->validation_table(result, spec.names, opts->per_class);
-        if (result.coco) std::cout << eval::format_coco_summary(*result.coco);
-        if (result.second_coco) std::cout << eval::format_coco_summary(*result.second_coco);
-        std::cout << fmt::format(
-            "Speed: {:.1f} ms preprocess, {:.1f} ms inference, {:.1f} ms postprocess per "
-            "image ({} images, {})\n",
-            result.preprocess_ms, result.inference_ms, result.postprocess_ms, result.images,
-            device.str());
-        std::cout << fmt::format("Validation: {:.2f} s wall on {} rank(s)\n", wall_s,
-                                 ranks.group ? ranks.group->size() : 1);
-        std::cout << "predictions: " << (run_dir / "predictions.json").string() << "\n";
-        return 0;
-      }};
+  return {cli, [opts] {
+            std::string weights;  // not a config key: the one argument only `val` takes
+            std::vector<std::string> args;
+            for (const auto& a : opts->args) {
+              if (a.rfind("weights=", 0) == 0) {
+                weights = a.substr(8);
+              } else {
+                args.push_back(a);
+              }
+            }
+            const auto [file, overrides] = split_config_args(args);
+            auto config = core::load_config(file, overrides).config;
+            require_weights(config, weights);
+            if (weights.empty()) weights = config.model.model;  // model=RUN/weights/best.pt
+            const engine::WeightsSource source = engine::read_weights_source(weights);
+            // As the reference: the dataset, image size and single_cls of the weights' run, unless
+            // given.
+            const engine::RecordedArguments recorded = engine::recorded_arguments(source);
+            const auto taken =
+                engine::adopt_recorded_arguments(recorded, keys_given(overrides, config), config);
+            if (!taken.empty()) spdlog::info("from {}: {}", recorded.source, fmt::join(taken, " "));
+            require_dataset(config);
+            if (const auto status = engine::launch_listed_ranks(config)) return *status;
+            const engine::RankSetup joined = engine::join_ranks(config);
+            const engine::Ranks& ranks = joined.ranks;
+            config.run.device = ranks.device(config.run.device);
+            if (config.run.name == "train") config.run.name = "val";
+            const model::ModelName name =
+                engine::adopt_weights_architecture(source, names_model(overrides, config), config);
+            const auto task = engine::make_task_definition(name.task);
+            const auto device = engine::resolve_device(config.run.device);
+            if (config.run.deterministic) engine::ensure_cublas_workspace_config();
+            engine::use_device(device);
+            const auto yaml_spec = data::load_dataset_yaml(config.data.data);
+            auto val_set = std::make_shared<data::DatasetIndex>(
+                engine::load_run_split(config, yaml_spec, data::Split::kVal));
+            const auto spec = engine::run_dataset_spec(config, yaml_spec);
+            // Standalone scoring is fp32 unless bf16 is asked for (the reference's `val` has
+            // half=False; from_config leaves `auto` at fp32); during fit, validation follows the
+            // training precision.
+            auto vo = engine::ValidationOptions::from_config(config);
+            vo.keep_detections = true;
+            // As the reference does before validating: BN folded into the convs and only the
+            // head branch the postprocess decodes (no val loss here).
+            auto fused =
+                engine::inference_copy(*engine::build_from_weights(source, name, spec).model,
+                                       device, vo.predict.use_one2many);
+            engine::apply_memory_format(*fused, engine::model_memory_format(config, device));
+            engine::Validator validator(val_set, spec, config, device, /*standalone=*/true,
+                                        ranks.group);
+            const auto started = std::chrono::steady_clock::now();
+            const auto result = validator.run(*fused, nullptr, vo);
+            const double wall_s =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+            if (!result.scored) return 0;  // another rank's share: rank 0 reports
+            const auto run_dir = core::create_run_dir(config.run);
+            task->write_predictions(result, spec.names, run_dir / "predictions.json");
+            std::cout << task->validation_table(result, spec.names, opts->per_class);
+            if (result.coco) std::cout << eval::format_coco_summary(*result.coco);
+            if (result.second_coco) std::cout << eval::format_coco_summary(*result.second_coco);
+            std::cout << fmt::format(
+                "Speed: {:.1f} ms preprocess, {:.1f} ms inference, {:.1f} ms postprocess per "
+                "image ({} images, {})\n",
+                result.preprocess_ms, result.inference_ms, result.postprocess_ms, result.images,
+                device.str());
+            std::cout << fmt::format("Validation: {:.2f} s wall on {} rank(s)\n", wall_s,
+                                     ranks.world_size());
+            std::cout << "predictions: " << (run_dir / "predictions.json").string() << "\n";
+            return 0;
+          }};
 }
 
 }  // namespace trainer::app

@@ -49,10 +49,7 @@ struct TrainedEpoch {
 class FitRun {
  public:
   explicit FitRun(const FitOptions& options)
-      : options_(options),
-        group_(options.group),
-        main_rank_((group_ ? group_->rank() : options.rank) == 0),
-        start_(std::chrono::steady_clock::now()) {}
+      : options_(options), ranks_(options.ranks), start_(std::chrono::steady_clock::now()) {}
 
   // This rank's config, the checks that load no data, the model source (a weights file read
   // once), the run folder with its lock, train.log and args.yaml.
@@ -97,8 +94,7 @@ class FitRun {
   std::string choose_run_id() const;
 
   const FitOptions& options_;
-  std::shared_ptr<distributed::Group> group_;
-  bool main_rank_;
+  const Ranks& ranks_;  // options_'s: this rank's place, "the main rank" asked of it
   std::chrono::steady_clock::time_point start_;
 
   core::TrainConfig user_config_;  // as given (its device list)

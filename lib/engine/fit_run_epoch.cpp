@@ -75,7 +75,7 @@ TrainedEpoch FitRun::train_one_epoch(int64_t epoch) {
   step.reset_epoch();
   progress_->start_epoch(epoch);
   const bool previews =
-      main_rank_ && config_.run.plots && epoch == start_epoch_ && start_epoch_ == 0;
+      ranks_.main() && config_.run.plots && epoch == start_epoch_ && start_epoch_ == 0;
   const FitHooks& hooks = options_.hooks;
   int64_t i = 0;
   while (auto batch = ctx.inputs.train_loader->next()) {
@@ -89,7 +89,7 @@ TrainedEpoch FitRun::train_one_epoch(int64_t epoch) {
     // data-parallel training the ranks agree after every optimizer step, as the reference does.
     if (budget_->active() && stepped) {
       trained.out_of_time = budget_->exhausted(elapsed());
-      if (group_) trained.out_of_time = group_->any(trained.out_of_time);
+      if (ranks_.group) trained.out_of_time = ranks_.group->any(trained.out_of_time);
     }
     if (previews && i < 3) {
       previews_.push_back(result_.run_dir / fmt::format("train_batch{}.jpg", i));
@@ -106,7 +106,8 @@ TrainedEpoch FitRun::train_one_epoch(int64_t epoch) {
   trained.learning_rates = learning_rates(ctx);
   ctx.net.criterion->end_epoch(static_cast<int>(epochs_));  // the loss schedule
   trained.non_finite = step.saw_non_finite();
-  if (group_) trained.non_finite = group_->any(trained.non_finite);  // every rank, or none
+  if (ranks_.group)
+    trained.non_finite = ranks_.group->any(trained.non_finite);  // every rank, or none
   return trained;
 }
 
@@ -120,8 +121,8 @@ bool FitRun::redo_if_non_finite(int64_t epoch, const TrainedEpoch& trained) {
   std::optional<Checkpoint> good;
   std::string source = "no checkpoint to go back to yet";
   if (last_saved_epoch_ >= 0) {
-    AgreedCheckpoint agreed =
-        agree_on_checkpoint(group_.get(), weights_dir_ / "last.ckpt", {run_id_, last_saved_epoch_});
+    AgreedCheckpoint agreed = agree_on_checkpoint(ranks_.group.get(), weights_dir_ / "last.ckpt",
+                                                  {run_id_, last_saved_epoch_});
     if (!agreed.checkpoint) {
       throw core::InputError(fmt::format(
           "{}: no rank holds the checkpoint of epoch {} this run saved any more (it was replaced "
@@ -142,7 +143,7 @@ std::optional<ValidationResult> FitRun::validate_ema(int64_t epoch, bool final_e
   if (!validator_ || !(config_.run.val || final_epoch)) return std::nullopt;
   // Every rank validates rank 0's EMA, as the reference broadcasts the EMA buffers first: the
   // parameters agree, the BatchNorm statistics are per rank (broadcast_buffers=False).
-  if (group_) group_->broadcast(eval_model_->buffers(), 0);
+  if (ranks_.group) ranks_.group->broadcast(eval_model_->buffers(), 0);
   auto vo = ValidationOptions::from_config(config_);
   vo.bf16 = ctx.bf16();  // the run's precision, `auto` resolved
   vo.keep_detections = config_.run.save_json && final_epoch;
@@ -176,7 +177,7 @@ bool FitRun::update_best(int64_t epoch, const TrainedEpoch& trained,
 
 void FitRun::record_epoch(int64_t epoch, const TrainedEpoch& trained,
                           const std::optional<ValidationResult>& val) {
-  if (!main_rank_) return;
+  if (!ranks_.main()) return;
   EpochRecord record = layout_;
   record.epoch = epoch + 1;
   record.seconds = elapsed();
@@ -195,7 +196,7 @@ void FitRun::record_epoch(int64_t epoch, const TrainedEpoch& trained,
 
 void FitRun::save_epoch(int64_t epoch, bool improved, bool final_epoch,
                         const std::optional<ValidationResult>& val) {
-  if (main_rank_) {
+  if (ranks_.main()) {
     // The final epoch's predictions are written before its last.ckpt (the commit point), so a
     // kill before that redoes the epoch on resume and writes them again.
     const bool write_predictions = val && final_epoch && config_.run.save_json;
@@ -245,7 +246,8 @@ bool FitRun::agree_to_stop(int64_t epoch, const TrainedEpoch& trained, bool fina
   }
   if (budget_->active()) {  // the schedule follows the epochs the budget holds
     epochs_ = budget_->epochs_for(elapsed(), result_.epochs_completed);
-    if (group_) epochs_ = group_->broadcast_value(epochs_, 0);  // rank 0's clock decides
+    if (ranks_.group)
+      epochs_ = ranks_.group->broadcast_value(epochs_, 0);  // rank 0's clock decides
     ctx_->optimization.schedule.epochs = epochs_;
     progress_->set_epochs(epochs_);
     if (epoch + 1 >= epochs_) {
@@ -256,9 +258,9 @@ bool FitRun::agree_to_stop(int64_t epoch, const TrainedEpoch& trained, bool fina
   }
   // Early stopping (the reference's EarlyStopping: no improvement for `patience` epochs), decided
   // where the validation ran (rank 0) and agreed by all ranks.
-  bool stop_early = main_rank_ && config_.schedule.patience > 0 &&
+  bool stop_early = ranks_.main() && config_.schedule.patience > 0 &&
                     epoch - result_.best_epoch >= config_.schedule.patience && !final_epoch;
-  if (group_) stop_early = group_->any(stop_early);
+  if (ranks_.group) stop_early = ranks_.group->any(stop_early);
   if (stop_early) {
     spdlog::info("early stopping: no improvement for {} epochs (best epoch {})",
                  config_.schedule.patience, result_.best_epoch + 1);
@@ -273,7 +275,7 @@ FitResult FitRun::finish_run() {
   if (tensorboard_ && config_.run.plots && std::filesystem::exists(results_png)) {
     tensorboard_->image("results", results_png, last_saved_epoch_ + 1);
   }
-  if (main_rank_) {
+  if (ranks_.main()) {
     spdlog::info("{} epochs completed in {}; best fitness {:.4f} at epoch {}",
                  result_.epochs_completed, format_duration(result_.seconds), result_.best_fitness,
                  result_.best_epoch + 1);

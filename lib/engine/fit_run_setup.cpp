@@ -16,8 +16,8 @@
 #include "engine/checkpoint/checkpoint_exchange.h"
 #include "engine/checkpoint/fit_start.h"
 #include "engine/checkpoint/run_state.h"
-#include "engine/device/device.h"
 #include "engine/device/memory_format.h"
+#include "engine/device/process_settings.h"
 #include "engine/fit_run.h"
 
 namespace trainer::engine {
@@ -60,14 +60,13 @@ void restore_results_csv(const Checkpoint& from, const std::filesystem::path& fi
 
 void FitRun::open_run(const core::TrainConfig& user_config) {
   user_config_ = user_config;
-  const std::string rank_device = device_for_rank(user_config.run.device, options_.local_rank,
-                                                  group_ ? options_.local_world_size : 1);
+  const std::string rank_device = ranks_.device(user_config.run.device);
   config_ = rank_config(user_config_, decisions_, rank_device);
   // Every check that loads no data, before the run folder and the configuration table: a bad
   // device, model name, dataset yaml or weights file is the first thing reported, and nothing is
   // written. The run's sources are read here, once: the dataset yaml, and a weights file's
   // architecture, task and tensors; build_training() hands them on.
-  sources_ = read_run_sources(config_, group_ ? group_->size() : options_.world_size);
+  sources_ = read_run_sources(config_, ranks_.world_size());
   decisions_.task = resolved_task(config_, sources_->model);  // a weights file's own
   // A run from a weights file records the architecture it held: its own files then describe their
   // model when that file is moved or deleted.
@@ -77,15 +76,15 @@ void FitRun::open_run(const core::TrainConfig& user_config) {
 
   // Run folder: a resumed run continues in its own folder (runs/x/weights/last.ckpt -> runs/x).
   // Rank 0 creates it; the others take its name (they never write there).
-  folder_ = open_run_folder(config_, main_rank_, resume_checkpoint(), options_.restart_dir);
+  folder_ = open_run_folder(config_, ranks_.main(), resume_checkpoint(), options_.restart_dir);
   run_id_ = choose_run_id();
-  if (group_) {
-    folder_.dir = group_->broadcast_text(folder_.dir.string(), 0);
-    run_id_ = group_->broadcast_text(run_id_, 0);
+  if (ranks_.group) {
+    folder_.dir = ranks_.group->broadcast_text(folder_.dir.string(), 0);
+    run_id_ = ranks_.group->broadcast_text(run_id_, 0);
   }
   result_.run_dir = folder_.dir;
   weights_dir_ = result_.run_dir / "weights";
-  if (!main_rank_) return;
+  if (!ranks_.main()) return;
   // Where a restarted attempt of this job finds the run (fit_start.h).
   if (options_.records) options_.records->set(kRunRecord, run_record(run_id_, result_.run_dir));
   lock_.emplace(result_.run_dir);
@@ -95,7 +94,7 @@ void FitRun::open_run(const core::TrainConfig& user_config) {
   }
   if (!folder_.resume && options_.restart_dir.empty()) keep_earlier_results(result_.run_dir);
   std::filesystem::create_directories(weights_dir_);
-  core::add_run_log_file(result_.run_dir, options_.rank, "train.log");
+  core::add_run_log_file(result_.run_dir, ranks_.rank(), "train.log");
   for (const auto& dir : {result_.run_dir, weights_dir_}) {
     for (const auto& stale : core::remove_stale_temporaries(dir))
       spdlog::info("removed {} (left by an interrupted write)", stale.string());
@@ -108,8 +107,8 @@ void FitRun::open_run(const core::TrainConfig& user_config) {
 
 std::optional<Checkpoint> FitRun::resume_checkpoint() const {
   if (options_.resume_checkpoint) return options_.resume_checkpoint;
-  if (!group_ || config_.run.resume.empty()) return std::nullopt;
-  return agree_on_resume_checkpoint(group_.get(), config_.run.resume);
+  if (!ranks_.group || config_.run.resume.empty()) return std::nullopt;
+  return agree_on_resume_checkpoint(ranks_.group.get(), config_.run.resume);
 }
 
 std::string FitRun::choose_run_id() const {
@@ -124,20 +123,18 @@ std::string FitRun::choose_run_id() const {
 
 int64_t FitRun::build_training() {
   ContextOptions context_options;
-  context_options.rank = options_.rank;
-  context_options.world_size = options_.world_size;
-  context_options.local_rank = options_.local_rank;
-  context_options.group = group_;
-  context_options.show_progress = options_.interactive && main_rank_;
-  context_options.need_val = true;  // every rank validates its share
-  ctx_.emplace(build_training_context(config_, std::move(*sources_), context_options));
+  context_options.ranks = ranks_;
+  context_options.show_progress = options_.interactive && ranks_.main();
+  context_options.need_val = true;                             // every rank validates its share
+  const c10::Device device = apply_process_settings(config_);  // seeds, current device, cuDNN
+  ctx_.emplace(build_training_context(config_, device, std::move(*sources_), context_options));
   sources_.reset();
   TrainingContext& ctx = *ctx_;
   if (folder_.resume) keep_checkpoint_precision(ctx, *folder_.resume);
   decisions_.class_widths = ctx.architecture.cls_width;  // a fine-tune may have rebuilt them
   decisions_.precision_used = ctx.bf16() ? "bf16" : "fp32";
   // args.yaml again, now with what the model and the hardware decided.
-  if (main_rank_) {
+  if (ranks_.main()) {
     core::write_config_yaml(recorded_config(user_config_, decisions_),
                             result_.run_dir / "args.yaml");
   }
@@ -147,10 +144,11 @@ int64_t FitRun::build_training() {
   val_config.data.batch = config_.data.batch / ctx.world_size();
   const auto make_validator = [&] {
     validator_.emplace(ctx.inputs.val_set, ctx.inputs.dataset, val_config, ctx.device, false,
-                       group_);
+                       ranks_.group);
   };
   if (config_.data.cache == core::CacheMode::kDisk) {
-    distributed::run_local_rank_zero_first(group_.get(), options_.local_rank == 0, make_validator);
+    distributed::run_local_rank_zero_first(ranks_.group.get(), ranks_.first_on_machine(),
+                                           make_validator);
   } else {
     make_validator();
   }
@@ -171,13 +169,13 @@ int64_t FitRun::build_training() {
   layout_.columns = ctx.net.columns;
   layout_.train_loss.assign(ctx.net.columns.loss_names.size(), 0.0);
   layout_.learning_rates.assign(ctx.optimization.optimizer->groups().size(), 0.0);
-  if (main_rank_) {
+  if (ranks_.main()) {
     if (folder_.resume) restore_results_csv(*folder_.resume, result_.run_dir / "results.csv");
     results_.emplace(result_.run_dir / "results.csv", layout_.header(), start_epoch_);
   }
-  if (main_rank_ && config_.run.tensorboard) tensorboard_.emplace(result_.run_dir);
+  if (ranks_.main() && config_.run.tensorboard) tensorboard_.emplace(result_.run_dir);
   progress_.emplace(epochs_, ctx.batches_per_epoch(), config_.data.imgsz,
-                    options_.interactive && main_rank_, ctx.net.columns.loss_names);
+                    options_.interactive && ranks_.main(), ctx.net.columns.loss_names);
   // Set-up passed (data, model, optimizer): the folder is the run's. Until here a failure gave it
   // back (core::ClaimedRunDir), so a run that never trained leaves no folder behind.
   folder_.claim.keep();

@@ -44,8 +44,7 @@ IntervalResult measure_intervals(const core::TrainConfig& config, const Interval
   ContextOptions context_options;
   context_options.need_val = false;
   context_options.show_progress = false;
-  context_options.group = options.group;
-  context_options.local_rank = options.local_rank;
+  context_options.ranks = options.ranks;
   TrainingContext ctx = build_training_context(config, context_options);
   TrainStep step(ctx);
   BreakdownClock clock(ctx.device);

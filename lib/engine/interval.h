@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "engine/device/ranks.h"
 
 namespace trainer::distributed {
 class Group;
@@ -22,8 +23,7 @@ struct IntervalOptions {
   int measure = 44;        // measured intervals
   bool breakdown = false;  // synchronise at stage edges and time each stage (a separate run)
   // Data-parallel (under torchrun): this rank's group; every rank measures its own intervals.
-  std::shared_ptr<distributed::Group> group;
-  int local_rank = 0;
+  Ranks ranks;
 };
 
 // Per-stage times in milliseconds, one entry per measured interval (breakdown runs only).

@@ -13,6 +13,7 @@
 #include "core/config.h"
 #include "distributed/group.h"
 #include "engine/checkpoint/resume.h"  // load_fit_config, resume_config: the configs fit() takes
+#include "engine/device/ranks.h"
 #include "engine/fit_hooks.h"
 #include "engine/validator.h"
 
@@ -21,13 +22,9 @@ namespace trainer::engine {
 struct FitOptions {
   bool interactive = false;  // redraw the progress line in place (a terminal)
   bool per_class = false;    // print the per-class table after the last validation
-  int rank = 0;
-  int world_size = 1;
-  // Data-parallel (torchrun or device=0,1,...): the ranks' group; rank and world size come from
-  // it. local_rank / local_world_size pick this rank's device from a device list.
-  std::shared_ptr<distributed::Group> group;
-  int local_rank = 0;
-  int local_world_size = 1;
+  // Data-parallel (torchrun or device=0,1,...): the ranks' group and this rank's place on its
+  // machine (which picks its device from a device list); a single process is rank 0 of 1.
+  Ranks ranks;
   // How this process starts (agree_fit_start, engine/checkpoint/fit_start.h): the resume's
   // checkpoint as the ranks agreed on it (else fit reads config.run.resume, agreeing under a
   // group), and for an elastic restart the job's run folder and run id.

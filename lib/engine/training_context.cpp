@@ -15,6 +15,7 @@
 #include "engine/checkpoint/model_source.h"
 #include "engine/device/device.h"
 #include "engine/device/memory_format.h"
+#include "engine/device/process_settings.h"
 #include "engine/freeze.h"
 #include "engine/run_dataset.h"
 #include "engine/static_step/cuda_graph_config.h"
@@ -176,27 +177,26 @@ model::YoloModel transfer_pretrained(TrainingContext& ctx, ModelSource& source) 
   return tuned.model;
 }
 
-// Phase 1: the task, the device and the seeds, before anything allocates or draws a number.
-void start_run(TrainingContext& ctx, const core::TrainConfig& config,
+// Phase 1: the task, the device (apply_process_settings made it current and seeded the
+// generators before anything allocates or draws a number) and the ranks.
+void start_run(TrainingContext& ctx, const core::TrainConfig& config, c10::Device device,
                const ContextOptions& options) {
   ctx.config = config;
   ctx.task = make_task_definition(config);  // first: an unknown task fails before any work
-  ctx.device = resolve_device(config.run.device);
-  seed_everything(config.run.seed, config.run.deterministic);  // before any cuBLAS call
-  use_device(ctx.device);                                      // before the loader pins memory
-  if (ctx.device.is_cuda()) set_cudnn_benchmark(config.run.cudnn_benchmark);
-  ctx.group = options.group;
+  ctx.device = device;
+  ctx.ranks = options.ranks;
 }
 
 // Phase 2: the splits and the training loader. Label caches: local rank 0 writes them, the others
 // wait and then read them (the reference's torch_distributed_zero_first); every rank passes the
 // barrier exactly once.
 RunInputs load_inputs(const core::TrainConfig& config, const data::DatasetSpec& yaml_spec,
-                      const ContextOptions& options, distributed::Group* group) {
-  const int rank = group ? group->rank() : options.rank;
-  const int world_size = group ? group->size() : options.world_size;
+                      const ContextOptions& options) {
+  distributed::Group* group = options.ranks.group.get();
+  const int rank = options.ranks.rank();
+  const int world_size = options.ranks.world_size();
   RunInputs inputs;
-  distributed::run_local_rank_zero_first(group, options.local_rank == 0, [&] {
+  distributed::run_local_rank_zero_first(group, options.ranks.first_on_machine(), [&] {
     inputs.train_set = std::make_shared<data::DatasetIndex>(
         load_run_split(config, yaml_spec, data::Split::kTrain));
     if (options.need_val) {
@@ -242,10 +242,10 @@ void build_model(TrainingContext& ctx, ModelSource source) {
   ctx.net.model->to(ctx.device);
   apply_memory_format(*ctx.net.model, model_memory_format(config, ctx.device));
   ctx.net.model->train();
-  if (ctx.group) {  // rank 0's initial weights everywhere (per-rank seeds would differ otherwise)
+  if (ctx.ranks.group) {  // rank 0's initial weights everywhere (per-rank seeds would differ)
     std::vector<at::Tensor> state;
     for (const auto& [name, tensor] : named_state(*ctx.net.model)) state.push_back(tensor);
-    ctx.group->broadcast(state, 0);
+    ctx.ranks.group->broadcast(state, 0);
   }
 }
 
@@ -255,8 +255,8 @@ void prepare_parameters(TrainingContext& ctx) {
   const core::TrainConfig& config = ctx.config;
   TrainedNetwork& net = ctx.net;
   const int world_size = ctx.world_size();
-  if (config.run.sync_bn && ctx.group && world_size > 1) {
-    std::shared_ptr<distributed::Group> group = ctx.group;
+  if (config.run.sync_bn && world_size > 1) {
+    std::shared_ptr<distributed::Group> group = ctx.ranks.group;
     const int64_t layers = model::set_batch_norm_override(
         *net.model, [group](torch::nn::BatchNorm2dImpl& bn, const torch::Tensor& x) {
           return distributed::sync_batch_norm(x, bn, *group);
@@ -278,7 +278,7 @@ void prepare_parameters(TrainingContext& ctx) {
     net.trainable.push_back(p.value());
     trainable_names.push_back(p.key());
   }
-  if (ctx.group && world_size > 1) {
+  if (world_size > 1) {
     distributed::ReducerOptions reducer_options;
     switch (config.run.dist_find_unused) {
       case core::UnusedDetection::kAuto:
@@ -299,11 +299,11 @@ void prepare_parameters(TrainingContext& ctx) {
         spdlog::info("data-parallel: no unused-parameter detection (dist_find_unused: false)");
         break;
     }
-    net.reducer = std::make_unique<distributed::GradientReducer>(*ctx.group, net.trainable,
+    net.reducer = std::make_unique<distributed::GradientReducer>(*ctx.ranks.group, net.trainable,
                                                                  trainable_names, reducer_options);
     spdlog::info("data-parallel: {} ranks ({}), batch {} per rank, {} gradient buckets", world_size,
-                 distributed::backend_name(ctx.group->backend()), config.data.batch / world_size,
-                 net.reducer->buckets());
+                 distributed::backend_name(ctx.ranks.group->backend()),
+                 config.data.batch / world_size, net.reducer->buckets());
   }
 }
 
@@ -345,20 +345,20 @@ RunSources read_run_sources(const core::TrainConfig& config, int world_size) {
 
 TrainingContext build_training_context(const core::TrainConfig& config,
                                        const ContextOptions& options) {
-  const int world_size = options.group ? options.group->size() : options.world_size;
-  return build_training_context(config, read_run_sources(config, world_size), options);
+  RunSources sources = read_run_sources(config, options.ranks.world_size());
+  const c10::Device device = apply_process_settings(config);
+  return build_training_context(config, device, std::move(sources), options);
 }
 
-TrainingContext build_training_context(const core::TrainConfig& config, RunSources sources,
-                                       const ContextOptions& options) {
+TrainingContext build_training_context(const core::TrainConfig& config, c10::Device device,
+                                       RunSources sources, const ContextOptions& options) {
   TrainingContext ctx;
-  start_run(ctx, config, options);
-  const int world_size = ctx.group ? ctx.group->size() : options.world_size;
-  ctx.inputs = load_inputs(config, sources.dataset_yaml, options, ctx.group.get());
+  start_run(ctx, config, device, options);
+  ctx.inputs = load_inputs(config, sources.dataset_yaml, options);
   build_model(ctx, std::move(sources.model));
   // Phase 4: the precision, decided on the built model (`auto` counts its FLOPs and checks it).
   ctx.precision = choose_precision(config.run.precision, *ctx.net.model, ctx.device,
-                                   config.data.imgsz, ctx.group.get());
+                                   config.data.imgsz, ctx.ranks.group.get());
   spdlog::info("{}", ctx.precision.reason);
   prepare_parameters(ctx);
   // Phase 6: the task's loss and results columns for this model.
@@ -371,7 +371,7 @@ TrainingContext build_training_context(const core::TrainConfig& config, RunSourc
   if (config.run.static_shapes) {
     spdlog::info(
         "static_shapes: targets padded to max_instances {} per sample, every batch of {} images",
-        config.data.max_instances, config.data.batch / world_size);
+        config.data.max_instances, config.data.batch / ctx.world_size());
   }
   ctx.net.columns = ctx.task->columns(*ctx.net.model);
   ctx.net.live_state = named_state(*ctx.net.model);

@@ -18,6 +18,7 @@
 #include "distributed/gradient_reducer.h"
 #include "distributed/group.h"
 #include "engine/checkpoint/model_source.h"
+#include "engine/device/ranks.h"
 #include "engine/precision/precision_choice.h"
 #include "engine/task/task_definition.h"
 #include "loss/yolo_loss.h"
@@ -67,8 +68,8 @@ struct Optimization {
 struct TrainingContext {
   core::TrainConfig config;
   c10::Device device{c10::kCPU};
-  std::unique_ptr<TaskDefinition> task;       // what the task decides (head, loss, columns, ...)
-  std::shared_ptr<distributed::Group> group;  // data-parallel runs: the ranks' group
+  std::unique_ptr<TaskDefinition> task;  // what the task decides (head, loss, columns, ...)
+  Ranks ranks;  // data-parallel runs: the ranks' group; a single process is rank 0 of 1
   // `precision` resolved for this device and model (config.run.precision keeps what was asked,
   // `auto` included, so a checkpoint resumes under the same request).
   PrecisionDecision precision;
@@ -79,21 +80,18 @@ struct TrainingContext {
   Optimization optimization;
 
   bool bf16() const { return precision.precision == core::Precision::kBF16; }
-  int world_size() const { return group ? group->size() : 1; }
-  bool main_rank() const { return !group || group->rank() == 0; }
+  int world_size() const { return ranks.world_size(); }
+  bool main_rank() const { return ranks.main(); }
   int64_t batches_per_epoch() const { return optimization.schedule.batches_per_epoch; }
 };
 
 struct ContextOptions {
   bool need_val = true;
   bool show_progress = true;
-  int rank = 0;
-  int world_size = 1;
-  int local_rank = 0;
-  // Data-parallel: the group (rank and world_size then come from it). Local rank 0 of each
-  // machine builds the label caches first, the others read them after a barrier; rank 0's initial
-  // weights are broadcast; gradients are averaged by a distributed::GradientReducer.
-  std::shared_ptr<distributed::Group> group;
+  // Data-parallel: local rank 0 of each machine builds the label caches first, the others read
+  // them after a barrier; rank 0's initial weights are broadcast; gradients are averaged by a
+  // distributed::GradientReducer.
+  Ranks ranks;
 };
 
 // The checks of a run's config that load no data: device, model name, dropout, batch over the
@@ -111,12 +109,13 @@ struct RunSources {
 RunSources read_run_sources(const core::TrainConfig& config, int world_size);
 
 // Builds the context; logs the dataset summaries and the optimizer choice. Throws
-// core::ConfigError / core::InputError for bad configs or data. The first form reads the run's
-// sources itself (read_run_sources); fit() passes the ones it read before opening the run.
+// core::ConfigError / core::InputError for bad configs or data. The first form (benches, tests)
+// reads the run's sources and applies the process settings itself (read_run_sources,
+// apply_process_settings); fit() does both as phases of its own and passes their results.
 TrainingContext build_training_context(const core::TrainConfig& config,
                                        const ContextOptions& options = {});
-TrainingContext build_training_context(const core::TrainConfig& config, RunSources sources,
-                                       const ContextOptions& options);
+TrainingContext build_training_context(const core::TrainConfig& config, c10::Device device,
+                                       RunSources sources, const ContextOptions& options);
 
 // The model, parameter names as the reference's state-dict keys (parameters then buffers).
 optim::NamedTensors named_state(model::YoloModelImpl& model);

@@ -30,8 +30,9 @@ std::optional<int> launch_listed_ranks(const core::TrainConfig& config) {
 
 RankSetup join_ranks(const core::TrainConfig& config) {
   RankSetup setup;
-  setup.env = read_launch_env();
-  const core::DistEnv& env = setup.env;
+  const core::DistEnv env = read_launch_env();
+  setup.ranks.local_rank = env.local_rank;
+  setup.ranks.local_world_size = env.local_world_size;
   const auto ms = [](double seconds) {
     return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0));
   };
@@ -49,8 +50,8 @@ RankSetup join_ranks(const core::TrainConfig& config) {
   options.timeouts.steady = ms(config.run.dist_timeout);
   options.timeouts.join = ms(config.run.dist_join_timeout);
   options.timeouts.solo = ms(config.run.dist_solo_timeout);
-  setup.group = distributed::Group::join(options);
-  setup.records = setup.group->records();
+  setup.ranks.group = distributed::Group::join(options);
+  setup.records = setup.ranks.group->records();
   spdlog::info("rank {} of {} joined ({}, {}:{})", env.rank, env.world_size,
                distributed::backend_name(options.backend), env.master_addr, env.master_port);
   return setup;

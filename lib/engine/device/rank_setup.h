@@ -12,12 +12,12 @@
 #include "core/config.h"
 #include "core/dist_env.h"
 #include "distributed/group.h"
+#include "engine/device/ranks.h"
 
 namespace trainer::engine {
 
 struct RankSetup {
-  core::DistEnv env;                          // world_size 1: a single process
-  std::shared_ptr<distributed::Group> group;  // null for a single process
+  Ranks ranks;  // rank 0 of 1 for a single process
   // The job's records under torchrun's agent (the group's, or for a single worker its own
   // client of the agent's store); null elsewhere.
   std::shared_ptr<distributed::JobRecords> records;
