@@ -12,19 +12,10 @@ namespace {
 
 constexpr const char kScales[] = "nsmlx";
 
-// The task's row of core::kTaskNames, the one table of task names (a task missing from it is a
-// programming error, not an empty suffix).
-const char* task_suffix(core::Task task) {
-  for (const auto& row : core::kTaskNames) {
-    if (row.task == task) return row.model_suffix;
-  }
-  throw std::logic_error("model name: a task without a row in core::kTaskNames");
-}
-
 }  // namespace
 
 std::string ModelName::display() const {
-  const std::string suffix = task_suffix(task);
+  const std::string suffix = core::task_row(task).model_suffix;
   switch (family) {
     case ModelFamily::kYolo26:
       return std::string("yolo26") + scale + suffix;
@@ -57,9 +48,9 @@ ModelName parse_model_name(const std::string& text) {
     const auto dash = stem.rfind('-');
     if (dash == std::string::npos) {
       throw core::ConfigError("unknown model '" + text + "'; " + core::task_name(*task) +
-                              " models are named like yolo26n" + task_suffix(*task));
+                              " models are named like yolo26n" + std::string(core::task_row(*task).model_suffix));
     }
-    const std::string suffix = task_suffix(*task);
+    const std::string suffix = std::string(core::task_row(*task).model_suffix);
     if (core::ascii_lowercase(stem.substr(dash)) != suffix) {
       throw core::ConfigError("unknown model '" + text + "'; " + core::task_name(*task) +
                               " models are named like yolo26n" + suffix);

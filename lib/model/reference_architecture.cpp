@@ -2,10 +2,13 @@
 #include "model/reference_architecture.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "core/ascii_case.h"
 #include "core/error.h"
@@ -13,16 +16,6 @@
 
 namespace trainer::model {
 namespace {
-
-// The task of a head class ("ultralytics.nn.modules.head.Pose26" -> pose).
-std::optional<core::Task> head_task(const std::string& head_class) {
-  const std::string name = head_class.substr(head_class.rfind('.') + 1);
-  if (name == "Detect") return core::Task::kDetect;
-  if (name == "Pose" || name == "Pose26") return core::Task::kPose;
-  if (name == "Segment" || name == "Segment26") return core::Task::kSegment;
-  if (name == "OBB" || name == "OBB26") return core::Task::kObb;
-  return std::nullopt;
-}
 
 std::optional<core::Task> task_from_args(const ReferenceInfo& info) {
   return info.task.empty() ? std::nullopt : core::task_from_name(info.task);
@@ -55,14 +48,17 @@ ModelName reference_model_name(const ReferenceInfo& info, const std::string& fil
         fmt::format("{}: its yaml '{}' names no scale n, s, m, l or x", file, info.yaml_file));
   }
   name.scale = scale[0];
-  if (const auto task = head_task(info.head_class)) {
+  if (const auto task = core::task_from_head_class(info.head_class)) {
     name.task = *task;
   } else if (const auto named = task_from_args(info); info.head_class.empty() && named) {
     name.task = *named;
   } else {
+    std::vector<std::string> heads;
+    for (const core::TaskRow& row : core::kTasks) heads.emplace_back(row.head_class);
     throw core::ConfigError(
-        fmt::format("{}: its head is {}; trainer builds Detect, Pose, Segment and OBB heads", file,
-                    info.head_class.empty() ? std::string("missing") : info.head_class));
+        fmt::format("{}: its head is {}; trainer builds these heads: {}", file,
+                    info.head_class.empty() ? std::string("missing") : info.head_class,
+                    fmt::join(heads, ", ")));
   }
   return name;
 }

@@ -201,9 +201,10 @@ YoloModel build_yolo_model(const ModelName& name, int num_classes, KeypointShape
   require_builtin_model(name);
   const ScaleParams scale = name.scale == 't' ? tiny_scale_params() : scale_params(name.scale);
   HeadVariant variant;
-  if (name.task == core::Task::kPose) variant.kpt_shape = kpt_shape;
-  variant.oriented = name.task == core::Task::kObb;
-  variant.masks = name.task == core::Task::kSegment;
+  const core::TaskHead head = core::task_row(name.task).head;  // the task's row says what
+  if (head.keypoints) variant.kpt_shape = kpt_shape;
+  variant.oriented = head.oriented;
+  variant.masks = head.masks;
   variant.cls_width = name.cls_width;
   return YoloModel(name, make_model_spec(name.family, scale, num_classes, variant));
 }

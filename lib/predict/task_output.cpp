@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "data/draw.h"
 #include "data/letterbox_inverse.h"
@@ -113,14 +114,18 @@ std::unique_ptr<TaskOutput> make_task_output(core::Task task) {
     case core::Task::kObb:
       return std::make_unique<ObbOutput>();
   }
-  return std::make_unique<TaskOutput>();
+  throw std::logic_error(std::string("predict: task '") + core::task_name(task) +
+                         "' has no TaskOutput in make_task_output");
 }
 
 core::Task predicted_task(const model::YoloModelImpl& model) {
-  if (model.segments()) return core::Task::kSegment;
-  if (model.oriented()) return core::Task::kObb;
-  if (model.keypoint_shape().count > 0) return core::Task::kPose;
-  return core::Task::kDetect;
+  core::TaskHead head;
+  head.keypoints = model.keypoint_shape().count > 0;
+  head.oriented = model.oriented();
+  head.masks = model.segments();
+  const auto task = core::task_with_head(head);
+  if (!task) throw std::logic_error("predict: a model head no task's row describes");
+  return *task;
 }
 
 }  // namespace trainer::predict

@@ -2,6 +2,9 @@
 // a contradiction names both; the loaded config holds the resolved task.
 #include <doctest/doctest.h>
 
+#include <stdexcept>
+#include <string>
+
 #include "core/config_loader.h"
 #include "core/error.h"
 #include "core/task.h"
@@ -42,4 +45,11 @@ TEST_CASE("loading resolves the task: from the model, explicit, null, or a confi
   CHECK_THROWS_WITH_AS(load_config("", {"model=yolo26n-pose", "task=segment"}),
                        doctest::Contains("yolo26n-pose"), ConfigError);
   CHECK_THROWS_AS(load_config("", {"task=classify"}), ConfigError);
+}
+
+TEST_CASE("a task value without a row is a programming error, not an empty name or suffix") {
+  CHECK_THROWS_AS(task_row(static_cast<Task>(static_cast<int>(kLastTask) + 1)), std::logic_error);
+  CHECK(std::string(task_row(Task::kObb).model_suffix) == "-obb");
+  CHECK(std::string(task_row(Task::kSegment).head_class) == "Segment");
+  CHECK(task_row(Task::kPose).head == TaskHead{true, false, false});
 }

@@ -23,7 +23,7 @@ std::string kpt_text(const std::optional<std::array<int, 2>>& shape) {
 // would list every head tensor as a mismatch.
 void check_keypoints(const WeightsSource& source, const model::ModelName& name,
                      const data::DatasetSpec& dataset) {
-  if (name.task != core::Task::kPose || !source.kpt_shape ||
+  if (!core::task_row(name.task).head.keypoints || !source.kpt_shape ||
       source.kpt_shape == dataset.kpt_shape) {
     return;
   }
