@@ -1,4 +1,6 @@
 // See child_process.h.
+// Tested by tests/bench/test_process_arms.cpp: run_child exit status/signal/stdout/rss,
+//   describe_command quoting, self_executable.
 #include "bench/child_process.h"
 
 #include <fcntl.h>

@@ -1,4 +1,6 @@
 // See device.h.
+// Tested by tests/bench/test_run_record.cpp: resolve_device spellings (cpu, N, cuda, cuda:N) and
+//   rejects 0,1/gpu.
 #include "bench/device.h"
 
 #include <torch/cuda.h>

@@ -1,4 +1,6 @@
 // See byte_stream.h.
+// Tested by tests/data/test_cache_limits.cpp: ByteReader count/truncation checks via label-cache
+//   parsing (impossible counts rejected, no big alloc).
 #include "core/byte_stream.h"
 
 #include <fmt/format.h>

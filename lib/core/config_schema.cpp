@@ -1,3 +1,5 @@
+// Tested by tests/core/test_config_reference_keys.cpp: reference-only key list, find_field lookups,
+//   is_reference_only_key; Range/expectation text via test_config_errors.
 // See config_schema.h. The table's rows are in core/schema/ (training_fields.cpp, run_fields.cpp);
 // here: the ranges and expectations they are checked against, lookup, the reference-only keys, and
 // the text form of a value.

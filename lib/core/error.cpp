@@ -1,3 +1,5 @@
+// Tested by tests/core/test_config_errors.cpp: ConfigError message prefix from
+//   SourceLocation::describe (file:line, command line).
 #include "core/error.h"
 
 namespace trainer::core {

@@ -1,4 +1,6 @@
 // See library_logs.h.
+// Tested by tests/app/test_bad_input_cli.cpp: predict on a text file named .mp4 prints one error
+//   line and no OpenCV/GStreamer library text.
 #include "core/library_logs.h"
 
 #include <opencv2/core/utils/logger.hpp>

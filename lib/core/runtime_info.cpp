@@ -1,3 +1,5 @@
+// Tested by tests/bench/test_run_record.cpp: run record's libtorch version, cpu model, thread
+//   counts from query_runtime_info.
 #include "core/runtime_info.h"
 
 #include <torch/torch.h>

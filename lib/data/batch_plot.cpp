@@ -1,4 +1,6 @@
 // Batch tiling and box drawing; see batch_plot.h.
+// Tested by tests/data/test_loader.cpp: plot_batch grid tiles and save_batch_plot JPEG
+//   (keypoint/OBB/mask drawing in other data tests).
 #include "data/batch_plot.h"
 
 #include "data/draw.h"

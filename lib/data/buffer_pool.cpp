@@ -1,4 +1,5 @@
 // Batch buffer reuse; see buffer_pool.h.
+// Tested by tests/data/test_loader.cpp: BufferPool reuses a buffer only after release, slot count.
 #include "data/buffer_pool.h"
 
 #include <ATen/Context.h>

@@ -1,4 +1,6 @@
 // COCO json to per-image labels; see coco_dataset.h.
+// Tested by tests/data/test_coco_json.cpp: coco_to_labels: keypoints normalised, bad annotations
+//   skipped with id, detection reading.
 #include "data/coco_dataset.h"
 
 #include <fmt/format.h>

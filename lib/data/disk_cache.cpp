@@ -1,4 +1,6 @@
 // The disk cache's file format and its checks; see disk_cache.h.
+// Tested by tests/data/test_image_store.cpp: disk cache file naming, write/read round trip, stale
+//   stamp/shape/imgsz and truncated file rejected.
 #include "data/disk_cache.h"
 
 #include <fmt/format.h>

@@ -1,4 +1,6 @@
 // See draw.h.
+// Tested by tests/predict/test_predict_output.cpp: indirect: annotate draws box, tinted mask,
+//   rotated polygon (non-zero pixels); keypoint dots via plot_batch in test_augment_keypoints.
 #include "data/draw.h"
 
 #include <opencv2/imgproc.hpp>

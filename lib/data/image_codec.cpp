@@ -1,4 +1,6 @@
 // See image_codec.h. One of TRAINER_IMAGE_CODECS_OPENCV / _TURBOJPEG is defined by CMake.
+// Tested by tests/data/test_image_codecs.cpp: write_image/read back JPEG+PNG, gray to BGR,
+//   unsupported ext error, empty bytes decode error.
 #include "data/image_codec.h"
 
 #include <fmt/format.h>

@@ -1,4 +1,6 @@
 // Image decoding and the long-side resize; see image_io.h.
+// Tested by tests/data/test_dataset.cpp: gray/4-channel to BGR, corrupt vs missing file messages,
+//   long-side resize rule.
 #include "data/image_io.h"
 
 #include <fmt/format.h>

@@ -1,4 +1,6 @@
 // See image_verify.h.
+// Tested by tests/data/test_dataset.cpp: dataset verdicts: header-only JPEG skipped (cannot
+//   decode), truncated JPEG kept with warning, cached.
 #include "data/image_verify.h"
 
 #include <fmt/format.h>

@@ -1,4 +1,6 @@
 // Label cache file format (little-endian binary) and location; see label_cache.h.
+// Tested by tests/data/test_cache_limits.cpp: save/load/parse label cache, corrupt counts, trailing
+//   bytes, stale hash not logged.
 #include "data/label_cache.h"
 
 #include <fmt/format.h>

@@ -1,4 +1,6 @@
 // Loader options from the config; see loader_options.h.
+// Tested by tests/data/test_loader.cpp: pin_memory by device spelling, mosaic_enabled close_mosaic
+//   rule.
 #include "data/loader_options.h"
 
 #include <algorithm>

@@ -1,4 +1,6 @@
 // Joining an object's polygons; see outline_merge.h.
+// Tested by tests/data/test_outlines.cpp: merge_outlines joins two squares at closest corners (by
+//   hand).
 #include "data/outline_merge.h"
 
 #include <algorithm>

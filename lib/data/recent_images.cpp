@@ -1,4 +1,6 @@
 // A bounded, thread-safe map of recently decoded images; see recent_images.h.
+// Tested by tests/data/test_data_cli.cpp: bench data JSON: recent_images hit_rate > 0.5 without RAM
+//   cache (via binary).
 #include "data/recent_images.h"
 
 namespace trainer::data {

@@ -1,4 +1,6 @@
 // Rect batch shapes; see rect_shapes.h.
+// Tested by tests/data/test_augment.cpp: rect_shape set_rectangle rule and rect_plan ordering/batch
+//   shapes.
 #include "data/rect_shapes.h"
 
 #include <algorithm>

@@ -1,4 +1,6 @@
 // See synthetic_canvas.h.
+// Tested by tests/demo/test_synthetic_datasets.cpp: write_yolo_splits/textured_background via pose
+//   and OBB generators: deterministic bytes, split image counts, yaml written.
 #include "demo/synthetic_canvas.h"
 
 #include <fmt/format.h>

@@ -1,4 +1,6 @@
 // See synthetic_dataset.h.
+// Tested by tests/demo/test_synthetic_datasets.cpp: shapes dataset deterministic; its COCO json and
+//   YOLO txt labels agree.
 #include "demo/synthetic_dataset.h"
 
 #include <fmt/format.h>

@@ -1,4 +1,6 @@
 // See synthetic_pose_dataset.h.
+// Tested by tests/demo/test_synthetic_datasets.cpp: deterministic; kpt_shape/flip_idx, keypoints
+//   inside boxes, left limbs on the right.
 #include "demo/synthetic_pose_dataset.h"
 
 #include <fmt/format.h>

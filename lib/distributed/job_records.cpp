@@ -1,3 +1,5 @@
+// Tested by tests/distributed/test_group.cpp: job records set/get outlive an attempt, missing key
+//   is nullopt, attempt number (in-process store; agent-store connect untested).
 // See job_records.h. The keys sit in torchrun's agent store (or a test's in-process store) under
 // trainer/job/<job>/, beside the attempts' /worker/attempt_K/ prefixes.
 #include "distributed/job_records.h"

@@ -1,3 +1,5 @@
+// Tested by tests/distributed/test_group.cpp: listen_on_loopback socket taken by rank 0's store
+//   (loopback only), free_local_port; launch_local_ranks only via scripts/ddp_test.sh.
 // See local_launcher.h. A child that loses its launcher (the launcher killed with SIGKILL) gets
 // SIGTERM from the kernel (PR_SET_PDEATHSIG), so no rank outlives the job.
 #include "distributed/local_launcher.h"

@@ -1,3 +1,5 @@
+// Tested by tests/distributed/test_group.cpp: steady-state timeout CommError names dist_timeout and
+//   reports the peer alive but behind.
 // See group_impl.h. Each rank's heartbeat in the rendezvous store, and what a failed collective
 // makes of it: a CommError that says which peer stopped beating, which is behind, or that the store
 // itself is gone, instead of c10d's bare timeout. Apart from group.cpp (the rendezvous and the

@@ -1,3 +1,5 @@
+// Tested by tests/integration/test_fit.cpp: end-to-end fit: epochs, checkpoints, results.csv,
+//   non-finite rollback under accumulation, first-epoch non-finite stop.
 // FitRun's per-epoch phases (engine/fit_run.h): the training pass over the loader, the non-finite
 // rollback, validation of the EMA weights, the best fitness, results.csv/plots/TensorBoard, the
 // checkpoints (last.ckpt written last commits the epoch), and the decisions to stop (`time`,

@@ -1,3 +1,5 @@
+// Tested by tests/integration/test_fit.cpp: end-to-end fit: run folder, resume into -from-epochN
+//   branch, exist_ok keeps earlier results, config refusals.
 // FitRun's opening phases (engine/fit_run.h): this rank's config and the checks that load no data,
 // the run folder (a new one keeps an earlier run's results; a resume restores results.csv rows its
 // folder lacks), then the dataset, model, loss, optimizer, EMA, validator, logs and a resume's

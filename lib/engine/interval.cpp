@@ -1,3 +1,5 @@
+// Tested by tests/bench/test_bench_cli.cpp: bench interval JSON: measured interval count, breakdown
+//   stages (slow; CUDA graph case in test_cuda_smoke).
 // See interval.h. The timed run has no synchronisation except the one that ends each interval
 // (benchmark-method.md section 1); the breakdown run adds a sync at every stage edge.
 #include "engine/interval.h"

@@ -1,4 +1,7 @@
 // See run_dataset.h.
+// Tested by tests/integration/test_cli_reference_keys.cpp: fit with fraction=0.5, single_cls
+//   ('item'), classes=[0,2] kept and logged, classes=[9] refused (run_dataset_spec also used by
+//   validation-shard tests).
 #include "engine/run_dataset.h"
 
 #include <fmt/ranges.h>

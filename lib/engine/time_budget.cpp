@@ -1,4 +1,6 @@
 // See time_budget.h.
+// Tested by tests/engine/test_multi_scale.cpp: TimeBudget epochs_for re-estimate from mean epoch
+//   time, never below one, exhausted.
 #include "engine/time_budget.h"
 
 #include <algorithm>

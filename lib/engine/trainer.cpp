@@ -1,3 +1,5 @@
+// Tested by tests/integration/test_fit.cpp: engine::fit end to end: trains, validates, checkpoints,
+//   logs; exact resume; rollback.
 // See trainer.h. fit() below is the data flow; its phases are FitRun's (engine/fit_run.h). Policies
 // chosen where the reference leaves room (README "Training"):
 // - Non-finite loss or gradient: flagged on the device every step (no host sync), read once per

@@ -1,4 +1,6 @@
 // Dynamic parallel loop; see parallel.h.
+// Tested by tests/eval/test_coco_eval.cpp: COCO eval result identical with 1 and 3 threads
+//   (parallel_for); exception propagation not checked.
 #include "eval/parallel.h"
 
 #include <algorithm>

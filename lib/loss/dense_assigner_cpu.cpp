@@ -1,3 +1,5 @@
+// Tested by tests/loss/test_static_loss.cpp: fused CPU pair CIoU equals bbox_iou, fused positives
+//   equal select_positives bits, fused assignment equals element-wise path.
 #include "loss/dense_assigner_cpu.h"
 
 #include <ATen/ATen.h>

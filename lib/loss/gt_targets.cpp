@@ -1,3 +1,5 @@
+// Tested by tests/loss/test_yolo_loss.cpp: pack_targets keeps per-image order, pixel xyxy, padding
+//   mask, empty labels (pack_rotated_targets in test_obb_loss).
 #include "loss/gt_targets.h"
 
 #include <ATen/ATen.h>

@@ -1,3 +1,5 @@
+// Tested by tests/loss/test_yolo_loss.cpp: HeadLoss terms via YoloLoss: BCE/CIoU/L1 normalised by
+//   target score sum (hand-computed), no-GT batches, DFL gradients.
 #include "loss/head_loss.h"
 
 #include <ATen/ATen.h>

@@ -1,4 +1,6 @@
 // See instance_cap.h.
+// Tested by tests/loss/test_static_loss.cpp: cap_instances drops smallest objects keeping order
+//   (keypoints/rboxes follow), index masks renumbered.
 #include "loss/instance_cap.h"
 
 #include <ATen/ATen.h>

@@ -1,3 +1,5 @@
+// Tested by tests/loss/test_keypoint_loss.cpp: default_keypoint_sigmas (dataset, COCO 17x3, 1/K,
+//   invalid), rle_keypoint_weights.
 #include "loss/keypoint_sigmas.h"
 
 #include <algorithm>

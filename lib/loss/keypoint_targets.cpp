@@ -1,3 +1,5 @@
+// Tested by tests/loss/test_keypoint_loss.cpp: pack_keypoints: slots of pack_targets, pixels,
+//   visibility appended for ndim 2.
 #include "loss/keypoint_targets.h"
 
 #include <ATen/ATen.h>

@@ -1,4 +1,6 @@
 // The oriented-box head loss; see obb_head_loss.h.
+// Tested by tests/loss/test_obb_loss.cpp: rotated candidates with STAL, angle loss formula,
+//   ObbHeadLoss assignment gives ProbIoU target, four finite items.
 #include "loss/obb_head_loss.h"
 
 #include <ATen/ATen.h>

@@ -1,3 +1,5 @@
+// Tested by tests/loss/test_pose_loss.cpp: pose_loss_item_names; YOLO26/YOLO11 PoseLoss items,
+//   gradients to keypoints/sigma/flow, zero terms without objects.
 #include "loss/pose_head_loss.h"
 
 #include <ATen/ATen.h>

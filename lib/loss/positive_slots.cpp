@@ -1,4 +1,6 @@
 // See positive_slots.h.
+// Tested by tests/loss/test_static_loss.cpp: positive_capacity bound, positive_slots
+//   anchors/weights/count floor, gather_slots, overflow refused.
 #include "loss/positive_slots.h"
 
 #include <ATen/ATen.h>

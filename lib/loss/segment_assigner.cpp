@@ -1,4 +1,6 @@
 // The mask-aware overlap of YOLO26-seg's assigner; see segment_assigner.h.
+// Tested by tests/loss/test_segment_loss.cpp: binary_mask_iou, mask_aware_overlaps by hand
+//   (picked_mask_iou in test_static_loss).
 #include "loss/segment_assigner.h"
 
 #include <ATen/ATen.h>

@@ -1,4 +1,6 @@
 // One segmentation head's loss; see segment_head_loss.h.
+// Tested by tests/loss/test_segment_loss.cpp: single_mask_loss, multi_channel_dice_loss,
+//   semantic_targets by hand, errors without masks/coefficients.
 #include "loss/segment_head_loss.h"
 
 #include <ATen/ATen.h>

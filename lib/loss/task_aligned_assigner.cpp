@@ -1,3 +1,5 @@
+// Tested by tests/loss/test_assigner.cpp: candidates with STAL, top-k picks and normalised scores,
+//   topk2, conflict resolution, padding, no GTs.
 #include "loss/task_aligned_assigner.h"
 
 #include <ATen/ATen.h>

@@ -1,4 +1,6 @@
 // See anchors.h.
+// Tested by tests/model/test_detect_head.cpp: make_anchors 8400 cell centres level by level with
+//   strides, dist2bbox xyxy/xywh.
 #include "model/anchors.h"
 
 #include <torch/torch.h>

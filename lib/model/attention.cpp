@@ -1,4 +1,7 @@
 // Attention, PSABlock and C2PSA (see attention.h).
+// Tested by tests/parity/test_model_parity.cpp: Attention/PSABlock/C2PSA forward inside
+//   yolo26n/yolo11n raw head outputs equal the reference (needs the Python oracle); structure in
+//   test_model_keys.
 #include "model/attention.h"
 
 #include <torch/torch.h>

@@ -1,4 +1,6 @@
 // Conv, DWConv and the parameter-free containers (see conv.h).
+// Tested by tests/model/test_fuse.cpp: Conv fuse_batchnorm folded weight/bias by hand, fused model
+//   outputs equal unfused.
 #include "model/conv.h"
 
 #include <torch/torch.h>

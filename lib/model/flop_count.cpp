@@ -1,4 +1,6 @@
 // Thread-local FLOP counter (see flop_count.h).
+// Tested by tests/model/test_model_summary.cpp: GFLOPs (conv MACs, BN elements, attention products)
+//   equal the reference's, scale with image area.
 #include "model/flop_count.h"
 
 namespace trainer::model {

@@ -1,4 +1,6 @@
 // See greedy_nms.h.
+// Tested by tests/model/test_postprocess.cpp: greedy_nms_sorted host-scan and bitmask equal
+//   plain-loop oracle, ties by index; suppression_bitmask bit layout.
 #include "model/greedy_nms.h"
 
 #include <torch/torch.h>

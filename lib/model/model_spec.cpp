@@ -1,4 +1,6 @@
 // The YOLO26 / YOLO11 layer tables and parse_model's scaling (see model_spec.h).
+// Tested by tests/model/test_model_keys.cpp: make_model_spec tables: key names/shapes for
+//   yolo26n/yolo11n, scale m forces c3k, l doubles repeats, make_divisible.
 #include "model/model_spec.h"
 
 #include <algorithm>

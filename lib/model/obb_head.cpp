@@ -1,4 +1,6 @@
 // OBB and OBB26 heads (see obb_head.h).
+// Tested by tests/model/test_obb_model.cpp: decode_angle for OBB/OBB26, rotated box decode by hand,
+//   decode_output, forward angle ranges and keys.
 #include "model/obb_head.h"
 
 #include <torch/torch.h>

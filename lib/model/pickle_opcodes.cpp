@@ -1,3 +1,5 @@
+// Tested by tests/model/test_restricted_unpickler.cpp: opcode execution: plain values, containers,
+//   memo, argument bounds, STOP, refused opcodes, value cap.
 // The opcode table of the restricted unpickler (model/pickle_machine.h): protocols 0..5 as Python's
 // pickletools lists them, each executed into plain values; the ones only a hostile or foreign file
 // would use are refused with what they are.

@@ -1,4 +1,6 @@
 // Pose and Pose26 heads (see pose_head.h).
+// Tested by tests/model/test_pose_decode.cpp: decode_keypoints for Pose26 and Pose (YOLO11), ndim
+//   2, pose predict rows through NMS/top-k.
 #include "model/pose_head.h"
 
 #include <torch/torch.h>

@@ -1,4 +1,6 @@
 // Proto and Proto26 (see proto.h).
+// Tested by tests/model/test_segment_model.cpp: MaskProto outputs: protos at 1/4 (SiLU range),
+//   Proto26 semantic logits at 1/8 in training only, prototype key shapes.
 #include "model/proto.h"
 
 #include <torch/torch.h>

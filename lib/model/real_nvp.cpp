@@ -1,4 +1,6 @@
 // See real_nvp.h. Forward order and the inverse coupling follow the reference's backward_p.
+// Tested by tests/loss/test_keypoint_loss.cpp: RealNVP 53,784 parameters, zeroed coupling nets give
+//   the standard-normal log_prob.
 #include "model/real_nvp.h"
 
 #include <torch/torch.h>

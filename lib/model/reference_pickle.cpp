@@ -1,4 +1,7 @@
 // See reference_pickle.h.
+// Tested by tests/parity/test_reference_checkpoint_parity.cpp: read_reference_record: version,
+//   names, nc, weights of reference checkpoints (needs the reference; fuzz_pickle replays seeds for
+//   robustness only).
 #include "model/reference_pickle.h"
 
 #include <fmt/format.h>

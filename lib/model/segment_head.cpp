@@ -1,4 +1,6 @@
 // Segment and Segment26 heads (see segment_head.h).
+// Tested by tests/model/test_segment_model.cpp: Segment26/Segment forward (coefficients per level,
+//   o2o detached), decode_output, keys and head rows.
 #include "model/segment_head.h"
 
 #include <torch/torch.h>

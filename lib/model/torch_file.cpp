@@ -1,4 +1,6 @@
 // See torch_file.h.
+// Tested by tests/model/test_torch_load.cpp: TorchFile reading of crafted files: views, short
+//   storages, views past storage, unknown storage type, nesting/cycles refused.
 #include "model/torch_file.h"
 
 #include <ATen/ATen.h>

@@ -1,3 +1,5 @@
+// Tested by tests/model/test_torch_load.cpp: zip index: first entry's folder decides data.pkl
+//   (decoy ignored), case-duplicate names and stray first entry refused.
 // See torch_zip_index.h. Zip: the end-of-central-directory record (zip64 when a field is
 // saturated), then one central directory entry per record (method, sizes, local header offset,
 // name; zip64 sizes in the 0x0001 extra field), each record's data after its local header.

@@ -1,4 +1,6 @@
 // Building the layer list and running it (see yolo_model.h).
+// Tested by tests/model/test_detect_head.cpp: forward_for_loss shapes, predict/predict_topk rows,
+//   strides, o2o head copy and detached features.
 #include "model/yolo_model.h"
 
 #include <torch/torch.h>

@@ -1,3 +1,5 @@
+// Tested by tests/optim/test_sgd_adamw.cpp: AdamW step by hand (decoupled decay, bias correction),
+//   foreach equals scalar oracle, state round trip.
 #include "optim/adamw.h"
 
 #include <ATen/ATen.h>

@@ -1,3 +1,5 @@
+// Tested by tests/optim/test_sgd_adamw.cpp: sgd_step Nesterov by hand, foreach equals scalar,
+//   device-slot lr/momentum and Muon momentum equal the scalar form.
 #include "optim/momentum.h"
 
 #include <ATen/ATen.h>

@@ -1,4 +1,6 @@
 // See muon_update.h.
+// Tested by tests/optim/test_musgd.cpp: scale_and_widen equals per-member mul then upcast,
+//   ScaleFactorCache made once per bucket.
 #include "optim/muon_update.h"
 
 #include <ATen/ATen.h>

@@ -1,3 +1,5 @@
+// Tested by tests/optim/test_capturable.cpp: make_capturable/prepare_step: step without prepare
+//   refused, prepare idempotent (zero_grad in test_sgd_adamw, state-load errors in test_musgd).
 #include "optim/optimizer.h"
 
 #include <ATen/ATen.h>

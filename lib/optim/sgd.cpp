@@ -1,3 +1,5 @@
+// Tested by tests/optim/test_sgd_adamw.cpp: Sgd step by hand, foreach equals scalar oracle over 40
+//   steps, state round trip and exact resume.
 #include "optim/sgd.h"
 
 #include <ATen/ATen.h>

@@ -1,4 +1,6 @@
 // See step_scalars.h.
+// Tested by tests/optim/test_sgd_adamw.cpp: StepScalars named 0-d device slots at fixed addresses,
+//   refilled by one upload.
 #include "optim/step_scalars.h"
 
 #include <ATen/ATen.h>

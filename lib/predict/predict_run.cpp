@@ -1,4 +1,6 @@
 // See predict_run.h.
+// Tested by tests/integration/test_cli_predict.cpp: trainer predict on image/folder/glob/txt/video:
+//   console lines, annotated copies, labels, predictions.json, frame numbering.
 #include "predict/predict_run.h"
 
 #include <fmt/format.h>

@@ -1,4 +1,6 @@
 // See task_output.h. The base class is detection's output; the registry is at the bottom.
+// Tested by tests/predict/test_predict_output.cpp: detect yolo_txt row by hand, COCO entries,
+//   annotation on a copy, line width, output chosen from the model head.
 #include "predict/task_output.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// Tested by tests/core/test_config_defaults.cpp: run-section defaults equal the reference and lie
+//   in their ranges (task row via test_task).
 // The rows of the configuration table for the run itself: task, seed, device and precision, the run
 // folder, checkpoints, validation and logs, step options (channels_last, static_shapes, cuda_graph)
 // and data-parallel settings (see core/config_schema.h for why there is one table).

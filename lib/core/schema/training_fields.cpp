@@ -1,3 +1,5 @@
+// Tested by tests/core/test_config_defaults.cpp: optimizer/schedule/loss/augment defaults equal the
+//   reference and lie in their ranges.
 // The rows of the configuration table that shape training: model, data, optimizer, schedule, EMA,
 // loss and augmentation (see core/config_schema.h for why there is one table).
 #include "core/schema/field_builders.h"

@@ -1,4 +1,5 @@
 // See crc32c.h.
+// Tested by tests/core/test_tensorboard.cpp: crc32c Castagnoli check values and TFRecord mask.
 #include "core/tensorboard/crc32c.h"
 
 #include <array>

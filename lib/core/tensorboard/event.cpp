@@ -1,4 +1,6 @@
 // See event.h.
+// Tested by tests/core/test_tensorboard.cpp: scalar, file-version and image events equal
+//   hand-encoded messages.
 #include "core/tensorboard/event.h"
 
 #include "core/tensorboard/protobuf_writer.h"

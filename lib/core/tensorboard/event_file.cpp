@@ -1,4 +1,6 @@
 // See event_file.h.
+// Tested by tests/core/test_tensorboard_reader.cpp: EventFileWriter file read back by TensorBoard
+//   EventAccumulator (skips without python tensorboard).
 #include "core/tensorboard/event_file.h"
 
 #include <unistd.h>

@@ -1,4 +1,5 @@
 // See protobuf_writer.h.
+// Tested by tests/core/test_tensorboard.cpp: varint base-128 encoding and field encodings.
 #include "core/tensorboard/protobuf_writer.h"
 
 #include <cstring>

@@ -1,4 +1,5 @@
 // See record.h.
+// Tested by tests/core/test_tensorboard.cpp: TFRecord framing: length, masked crcs, data.
 #include "core/tensorboard/record.h"
 
 #include <cstdint>

@@ -1,4 +1,6 @@
 // Random perspective warp, box transform and candidate filter; see affine.h.
+// Tested by tests/data/test_augment.cpp: warp source region, box transform for fixed matrices,
+//   candidate filter, zero-range random matrix, translation warp.
 #include "data/augment/affine.h"
 
 #include <opencv2/imgproc.hpp>

@@ -1,4 +1,6 @@
 // Copy-paste; see copy_paste.h.
+// Tested by tests/data/test_outlines.cpp: copy_paste_flip pastes mirrored objects clear of boxes;
+//   paste_objects (mixup mode) 30% overlap rule.
 #include "data/augment/copy_paste.h"
 
 #include <opencv2/imgproc.hpp>

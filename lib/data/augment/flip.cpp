@@ -1,4 +1,6 @@
 // Flips; see flip.h.
+// Tested by tests/data/test_augment.cpp: boxes follow flipped pixels (keypoint flip_idx swap in
+//   test_augment_keypoints).
 #include "data/augment/flip.h"
 
 #include <algorithm>

@@ -1,4 +1,6 @@
 // HSV lookup tables and their application; see hsv.h.
+// Tested by tests/data/test_augment.cpp: HSV lookup tables, zero gains identity, equals per-pixel
+//   OpenCV HSV lookup.
 #include "data/augment/hsv.h"
 
 #include <opencv2/imgproc.hpp>

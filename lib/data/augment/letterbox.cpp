@@ -1,4 +1,6 @@
 // Letterbox geometry, image and box transforms; see letterbox.h.
+// Tested by tests/data/test_augment.cpp: letterbox geometry for hand-computed shapes,
+//   round-half-even, image/boxes and inverse.
 #include "data/augment/letterbox.h"
 
 #include <opencv2/imgproc.hpp>

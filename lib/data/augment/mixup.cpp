@@ -1,4 +1,5 @@
 // MixUp; see mixup.h.
+// Tested by tests/data/test_augment.cpp: mixup blend truncates and labels concatenate.
 #include "data/augment/mixup.h"
 
 #include <stdexcept>

@@ -1,4 +1,6 @@
 // Mosaic placement and assembly; see mosaic.h.
+// Tested by tests/data/test_augment.cpp: mosaic placement for fixed centre, label
+//   offsets/clip/drop, assembled-only-where-read equals full.
 #include "data/augment/mosaic.h"
 
 #include <algorithm>

@@ -1,4 +1,6 @@
 // The training and validation sample recipes; see pipeline.h.
+// Tested by tests/data/test_augment.cpp: train_sample vs fused RGB train_sample_rgb path, mosaic
+//   path equals mosaic4 + perspective.
 #include "data/augment/pipeline.h"
 
 #include <opencv2/imgproc.hpp>

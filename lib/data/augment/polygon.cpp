@@ -1,4 +1,6 @@
 // Polygon rules of the augmentations; see polygon.h.
+// Tested by tests/data/test_polygons.cpp: visible_box, clip_oriented_polygon, polygon_rotated_box,
+//   polygons moved by transforms (resample_outline in test_outlines).
 #include "data/augment/polygon.h"
 
 #include <opencv2/imgproc.hpp>

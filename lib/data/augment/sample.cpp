@@ -1,4 +1,6 @@
 // Box bookkeeping shared by the augmentations; see sample.h.
+// Tested by tests/data/test_augment_keypoints.cpp: keep_boxes keeps keypoints with boxes;
+//   clip/append via mosaic keypoint hiding and label clipping.
 #include "data/augment/sample.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Tested by tests/data/test_image_codecs.cpp: EXIF orientation tag in both byte orders/defaults,
+//   each orientation's transform by hand.
 // See exif_orientation.h. Format: JPEG segments (FF xx, big-endian length) until the scan; the
 // APP1 segment starting "Exif\0\0" holds a TIFF header (byte order "II"/"MM", 42, IFD0 offset);
 // IFD0 entries are 12 bytes (tag, type, count, value), the orientation a SHORT in the value.

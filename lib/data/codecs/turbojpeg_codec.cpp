@@ -1,3 +1,5 @@
+// Tested by tests/data/test_image_codecs.cpp: turbojpeg/libpng decode equals cv::imdecode (COCO,
+//   gray, CMYK, truncated), encoder round-trip, pixel limit.
 // See turbojpeg_codec.h. libpng reports errors by longjmp: the functions that call setjmp keep
 // only trivially destructible locals, and buffers they fill are owned by their callers.
 #include "data/codecs/turbojpeg_codec.h"

@@ -1,3 +1,4 @@
+// No logic of its own: one-line forward of ema_weights to optim::ModelEma::weights_in.
 // What a model takes from a checkpoint: its EMA weights (ema_weights in checkpoint.h). Kept apart
 // from the file format in checkpoint.cpp, which the checkpoint fuzz target compiles on its own
 // without the model and optimizer libraries.

@@ -1,4 +1,6 @@
 // See fine_tune.h.
+// Tested by tests/integration/test_cli_finetune.cpp: fit from weights: class branches rebuilt at
+//   the source's width (cls_width recorded), rows remapped by name, transfer counts.
 #include "engine/checkpoint/fine_tune.h"
 
 namespace trainer::engine {

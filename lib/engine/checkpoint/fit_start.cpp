@@ -1,4 +1,7 @@
 // See fit_start.h.
+// Tested by tests/engine/checkpoint/test_checkpoint_exchange.cpp: agree_fit_start: resume file on
+//   rank 0 only, restart resumes recorded run, no-epoch restart, unreadable committed epoch error,
+//   single worker.
 #include "engine/checkpoint/fit_start.h"
 
 #include <fmt/format.h>

@@ -1,4 +1,6 @@
 // See model_from_weights.h.
+// Tested by tests/integration/test_cli_weights_alone.cpp: val/info/predict/fit from weights alone:
+//   architecture and task adopted from the file, read once, per task.
 #include "engine/checkpoint/model_from_weights.h"
 
 #include <fmt/format.h>

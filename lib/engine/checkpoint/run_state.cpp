@@ -1,4 +1,7 @@
 // See run_state.h.
+// Tested by tests/integration/test_fit.cpp: resume bit-for-bit (make_checkpoint/restore_run),
+//   non-finite rollback redoes the epoch (roll_back_epoch); keep_checkpoint_precision in
+//   test_precision_policy.
 #include "engine/checkpoint/run_state.h"
 
 #include <ATen/CPUGeneratorImpl.h>

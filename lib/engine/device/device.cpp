@@ -1,4 +1,6 @@
 // See device.h.
+// Tested by tests/cuda/test_cuda_smoke.cpp: GPU only: device=1 resolves to cuda:1, made current,
+//   synchronize; CPU-side resolve_device errors and auto device_for_rank untested.
 #include "engine/device/device.h"
 
 #include <ATen/Context.h>

@@ -1,4 +1,6 @@
 // See rank_setup.h.
+// Tested by tests/integration/test_cli_run_folder.cpp: two ranks from torchrun variables join their
+//   group (join_ranks) and fit; launch_listed_ranks only via scripts/ddp_test.sh.
 #include "engine/device/rank_setup.h"
 
 #include <spdlog/spdlog.h>

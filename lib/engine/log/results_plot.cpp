@@ -1,4 +1,6 @@
 // See results_plot.h.
+// Tested by tests/engine/log/test_results_log.cpp: plot_results writes a results.png (>1000 bytes)
+//   from resumed rows; plot content not checked.
 #include "engine/log/results_plot.h"
 
 #include "data/image_codec.h"

@@ -1,4 +1,7 @@
 // See model_state_guard.h.
+// Tested by tests/engine/precision/test_precision_policy.cpp:
+//   compare_precisions/time_training_steps leave BN running stats, gradients and train/eval mode as
+//   they were.
 #include "engine/precision/model_state_guard.h"
 
 #include <torch/torch.h>

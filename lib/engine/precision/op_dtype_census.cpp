@@ -1,3 +1,5 @@
+// Tested by tests/engine/precision/test_precision_policy.cpp: census per-op input dtypes, nested
+//   censuses, casts/views not arithmetic, deterministic fill ignored.
 // See op_dtype_census.h. The callback is a plain function, so the active census is found through
 // a thread-local stack (nested censuses all record).
 #include "engine/precision/op_dtype_census.h"

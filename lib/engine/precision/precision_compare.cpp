@@ -1,4 +1,6 @@
 // See precision_compare.h.
+// Tested by tests/engine/precision/test_precision_policy.cpp: compare_precisions: bf16 forward ops,
+//   per-layer error vs floor, loss fp32-only, gradients and BN stats fp32.
 #include "engine/precision/precision_compare.h"
 
 #include <torch/torch.h>

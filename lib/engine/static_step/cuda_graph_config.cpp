@@ -1,4 +1,6 @@
 // See cuda_graph_config.h.
+// Tested by tests/engine/static_step/test_cuda_graph_step.cpp: check_cuda_graph_config refuses no
+//   static_shapes, several ranks, CPU device, scalar optimizer.
 #include "engine/static_step/cuda_graph_config.h"
 
 #include <fmt/format.h>

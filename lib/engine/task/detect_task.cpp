@@ -1,4 +1,6 @@
 // See detect_task.h.
+// Tested by tests/engine/task/test_task_definition.cpp: DetectTask: (B) metrics, val loss and COCO
+//   extras by column name, fitness.
 #include "engine/task/detect_task.h"
 
 #include <fmt/format.h>

@@ -1,4 +1,6 @@
 // See obb_task.h.
+// Tested by tests/engine/task/test_task_definition.cpp: ObbTask: four loss items, (B) metrics only,
+//   fitness, table with ProbIoU and no COCO.
 #include "engine/task/obb_task.h"
 
 #include <fmt/format.h>

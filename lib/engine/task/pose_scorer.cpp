@@ -1,4 +1,6 @@
 // See pose_scorer.h.
+// Tested by tests/engine/test_validation_shards.cpp: pose Validator run (box + OKS metrics)
+//   identical sharded vs single; keypoint mAP band in test_pose_overfit_golden (coco8-pose).
 #include "engine/task/pose_scorer.h"
 
 #include <spdlog/spdlog.h>

@@ -1,4 +1,6 @@
 // See pose_task.h.
+// Tested by tests/engine/task/test_task_definition.cpp: PoseTask: (B)/(P) metrics, COCO extras,
+//   fitness = box + pose, table, missing kpt_shape error.
 #include "engine/task/pose_task.h"
 
 #include <fmt/format.h>

@@ -1,4 +1,6 @@
 // See segment_scorer.h.
+// Tested by tests/engine/test_validation_shards.cpp: segmentation Validator run (box + mask
+//   metrics) identical sharded vs single (needs coco128); mask mAP band in test_seg_overfit_golden.
 #include "engine/task/segment_scorer.h"
 
 #include <ATen/ATen.h>

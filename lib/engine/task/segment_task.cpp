@@ -1,4 +1,6 @@
 // See segment_task.h.
+// Tested by tests/engine/task/test_task_definition.cpp: SegmentTask: (B)/(M) metrics, COCO mask
+//   extras, fitness = box + mask, table.
 #include "engine/task/segment_task.h"
 
 #include <fmt/format.h>

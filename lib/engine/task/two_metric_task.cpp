@@ -1,4 +1,6 @@
 // See two_metric_task.h.
+// Tested by tests/engine/task/test_task_definition.cpp: two_metric columns/epoch_validation/table
+//   via the pose and segment task cases.
 #include "engine/task/two_metric_task.h"
 
 #include <fmt/format.h>

@@ -1,4 +1,6 @@
 // See obb_output.h.
+// Tested by tests/predict/test_predict_output.cpp: OBB yolo_txt as 4 normalised corners + score,
+//   COCO rbox/poly entry, polygon annotation.
 #include "predict/task/obb_output.h"
 
 #include <fmt/format.h>

@@ -1,4 +1,6 @@
 // See pose_output.h.
+// Tested by tests/predict/test_predict_output.cpp: pose yolo_txt appends x/W, y/H, conf per
+//   keypoint (keypoints mapped back in test_cli_predict pose case).
 #include "predict/task/pose_output.h"
 
 #include <fmt/format.h>

@@ -1,4 +1,6 @@
 // See segment_output.h.
+// Tested by tests/predict/test_predict_output.cpp: mask_outline row, RLE COCO entry with area,
+//   tinted mask region in annotation.
 #include "predict/task/segment_output.h"
 
 #include <fmt/format.h>
