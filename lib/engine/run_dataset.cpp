@@ -17,12 +17,6 @@ bool selects_labels(const core::TrainConfig& config) {
   return config.data.single_cls || !config.data.classes.empty();
 }
 
-data::DatasetSpec run_dataset_spec(const core::TrainConfig& config, const data::DatasetSpec& spec) {
-  data::DatasetSpec out = spec;
-  out.names = data::selected_names(spec.names, config.data.single_cls);
-  return out;
-}
-
 data::DatasetIndex load_run_split(const core::TrainConfig& config, const data::DatasetSpec& spec,
                                   data::Split split) {
   data::set_decode_budget_gib(config.data.decode_budget_gb);  // verification and the loader

@@ -9,15 +9,13 @@
 #include "core/config.h"
 #include "data/dataset.h"
 #include "data/dataset_yaml.h"
+#include "engine/run_dataset_spec.h"  // the spec the split is read against
 
 namespace trainer::engine {
 
 // Whether `classes` or `single_cls` change the labels (the COCO json of the val split is then not
 // the ground truth: the validator builds it from the selected labels).
 bool selects_labels(const core::TrainConfig& config);
-
-// `spec` as the model sees it: one class "item" under single_cls, else unchanged.
-data::DatasetSpec run_dataset_spec(const core::TrainConfig& config, const data::DatasetSpec& spec);
 
 // `split` of `spec` (the yaml's own, not run_dataset_spec's) with the selection applied; the
 // training split also takes `fraction`. Logs what was selected. Throws core::ConfigError for a

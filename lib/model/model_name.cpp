@@ -48,7 +48,8 @@ ModelName parse_model_name(const std::string& text) {
     const auto dash = stem.rfind('-');
     if (dash == std::string::npos) {
       throw core::ConfigError("unknown model '" + text + "'; " + core::task_name(*task) +
-                              " models are named like yolo26n" + std::string(core::task_row(*task).model_suffix));
+                              " models are named like yolo26n" +
+                              std::string(core::task_row(*task).model_suffix));
     }
     const std::string suffix = std::string(core::task_row(*task).model_suffix);
     if (core::ascii_lowercase(stem.substr(dash)) != suffix) {

@@ -64,7 +64,7 @@ class Session {
     predictor_ = std::make_unique<Predictor>(*model_, options_, device);
 
     core::RunConfig run;
-    run.task = loaded.task->task();
+    run.task = loaded.name.task;
     run.project = options_.project;
     run.name = options_.name;
     run.exist_ok = options_.exist_ok;

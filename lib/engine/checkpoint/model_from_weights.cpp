@@ -8,7 +8,8 @@
 
 #include "core/error.h"
 #include "core/task.h"
-#include "engine/run_dataset.h"
+#include "engine/checkpoint/task_model.h"
+#include "engine/run_dataset_spec.h"
 #include "model/fine_tune_transfer.h"
 #include "model/fuse.h"
 #include "model/weights_io.h"
@@ -88,10 +89,9 @@ ModelFromWeights build_from_weights(const WeightsSource& source, const model::Mo
   check_keypoints(source, name, dataset);
   ModelFromWeights out;
   out.name = name;
-  out.task = make_task_definition(name.task);
   out.dataset = dataset;
   out.reference = source.reference;
-  out.model = out.task->build_model(name, dataset);
+  out.model = build_task_model(name, dataset);
   model::load_weights(*out.model, source.weights, source.describe());
   return out;
 }
@@ -119,7 +119,6 @@ ModelFromWeights model_to_describe(const std::string& model, int nc, const fs::p
     out = load_model_from_weights(model, "", "");
   } else {
     out.name = model::parse_model_name(model);
-    out.task = make_task_definition(out.name.task);
     out.model = model::build_yolo_model(out.name, nc);
   }
   if (!weights.empty()) {

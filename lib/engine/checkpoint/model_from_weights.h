@@ -18,7 +18,6 @@
 #include "data/dataset_yaml.h"
 #include "engine/checkpoint/recorded_arguments.h"
 #include "engine/checkpoint/weights_source.h"
-#include "engine/task/task_definition.h"
 #include "model/model_name.h"
 #include "model/reference_pickle.h"
 #include "model/yolo_model.h"
@@ -26,9 +25,8 @@
 namespace trainer::engine {
 
 struct ModelFromWeights {
-  model::ModelName name;            // the architecture built
-  model::YoloModel model{nullptr};  // on the CPU, weights loaded, training mode
-  std::unique_ptr<TaskDefinition> task{};
+  model::ModelName name;                  // the architecture built
+  model::YoloModel model{nullptr};        // on the CPU, weights loaded, training mode
   data::DatasetSpec dataset{};            // names, kpt_shape
   std::filesystem::path config_source{};  // where the model name came from (empty: `model=`)
   std::optional<model::ReferenceInfo> reference{};  // a reference checkpoint's own record

@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "core/file_checks.h"
 #include "engine/checkpoint/checkpoint.h"
-#include "engine/run_dataset.h"
+#include "engine/run_dataset_spec.h"
 #include "model/fine_tune_transfer.h"
 #include "model/reference_architecture.h"
 

@@ -25,11 +25,6 @@ EpochColumns detection_columns(int reg_max) {
   return c;
 }
 
-model::YoloModel DetectTask::build_model(const model::ModelName& name,
-                                         const data::DatasetSpec& dataset) const {
-  return model::build_yolo_model(name, dataset.nc());
-}
-
 std::unique_ptr<loss::YoloLoss> DetectTask::build_loss(const core::LossConfig& config,
                                                        model::YoloModelImpl& model,
                                                        const data::DatasetSpec& dataset) const {

@@ -28,8 +28,6 @@ std::string format_detect_validation_table(const ValidationResult& result,
 class DetectTask : public TaskDefinition {
  public:
   core::Task task() const override { return core::Task::kDetect; }
-  model::YoloModel build_model(const model::ModelName& name,
-                               const data::DatasetSpec& dataset) const override;
   std::unique_ptr<loss::YoloLoss> build_loss(const core::LossConfig& gains,
                                              model::YoloModelImpl& model,
                                              const data::DatasetSpec& dataset) const override;

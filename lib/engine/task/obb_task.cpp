@@ -20,13 +20,6 @@ EpochColumns obb_columns(const std::vector<std::string>& loss_names) {
   return c;
 }
 
-model::YoloModel ObbTask::build_model(const model::ModelName& name,
-                                      const data::DatasetSpec& dataset) const {
-  model::ModelName obb_name = name;  // `task: obb` with a plain name (yolo26n) builds the OBB head
-  obb_name.task = core::Task::kObb;
-  return model::build_yolo_model(obb_name, dataset.nc());
-}
-
 std::unique_ptr<loss::YoloLoss> ObbTask::build_loss(const core::LossConfig& config,
                                                     model::YoloModelImpl& model,
                                                     const data::DatasetSpec& dataset) const {

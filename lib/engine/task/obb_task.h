@@ -26,8 +26,6 @@ class ObbTask : public TaskDefinition {
  public:
   core::Task task() const override { return core::Task::kObb; }
   data::PolygonKind label_polygons() const override { return data::PolygonKind::kOrientedBoxes; }
-  model::YoloModel build_model(const model::ModelName& name,
-                               const data::DatasetSpec& dataset) const override;
   std::unique_ptr<loss::YoloLoss> build_loss(const core::LossConfig& gains,
                                              model::YoloModelImpl& model,
                                              const data::DatasetSpec& dataset) const override;

@@ -19,20 +19,6 @@ EpochColumns pose_columns(const std::vector<std::string>& loss_names) {
   return two_metric_columns(loss_names, "P");
 }
 
-model::YoloModel PoseTask::build_model(const model::ModelName& name,
-                                       const data::DatasetSpec& dataset) const {
-  if (!dataset.kpt_shape) {
-    throw core::ConfigError("pose model " + name.display() + " needs a dataset with kpt_shape " +
-                            "(e.g. 'kpt_shape: [17, 3]'); " + dataset.yaml_file.string() +
-                            " has none");
-  }
-  const auto [count, dims] = *dataset.kpt_shape;
-  model::ModelName pose_name =
-      name;  // `task: pose` with a plain name (yolo26n) builds the pose head
-  pose_name.task = core::Task::kPose;
-  return model::build_yolo_model(pose_name, dataset.nc(), model::KeypointShape{count, dims});
-}
-
 std::unique_ptr<loss::YoloLoss> PoseTask::build_loss(const core::LossConfig& config,
                                                      model::YoloModelImpl& model,
                                                      const data::DatasetSpec& dataset) const {

@@ -25,8 +25,6 @@ class PoseTask : public TaskDefinition {
  public:
   core::Task task() const override { return core::Task::kPose; }
   // Throws core::ConfigError when the dataset has no kpt_shape.
-  model::YoloModel build_model(const model::ModelName& name,
-                               const data::DatasetSpec& dataset) const override;
   std::unique_ptr<loss::YoloLoss> build_loss(const core::LossConfig& gains,
                                              model::YoloModelImpl& model,
                                              const data::DatasetSpec& dataset) const override;

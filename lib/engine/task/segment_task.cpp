@@ -16,13 +16,6 @@ EpochColumns segment_columns(const std::vector<std::string>& loss_names) {
   return two_metric_columns(loss_names, "M");
 }
 
-model::YoloModel SegmentTask::build_model(const model::ModelName& name,
-                                          const data::DatasetSpec& dataset) const {
-  model::ModelName seg_name = name;  // `task: segment` with a plain name builds the segment head
-  seg_name.task = core::Task::kSegment;
-  return model::build_yolo_model(seg_name, dataset.nc());
-}
-
 std::unique_ptr<loss::YoloLoss> SegmentTask::build_loss(const core::LossConfig& config,
                                                         model::YoloModelImpl& model,
                                                         const data::DatasetSpec& dataset) const {

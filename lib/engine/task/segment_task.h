@@ -27,8 +27,6 @@ class SegmentTask : public TaskDefinition {
  public:
   core::Task task() const override { return core::Task::kSegment; }
   data::PolygonKind label_polygons() const override { return data::PolygonKind::kOutlines; }
-  model::YoloModel build_model(const model::ModelName& name,
-                               const data::DatasetSpec& dataset) const override;
   std::unique_ptr<loss::YoloLoss> build_loss(const core::LossConfig& gains,
                                              model::YoloModelImpl& model,
                                              const data::DatasetSpec& dataset) const override;

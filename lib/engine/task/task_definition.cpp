@@ -2,6 +2,7 @@
 #include "engine/task/task_definition.h"
 
 #include "core/error.h"
+#include "engine/checkpoint/task_model.h"
 #include "engine/checkpoint/weights_source.h"
 #include "engine/task/detect_task.h"
 #include "engine/task/obb_task.h"
@@ -16,6 +17,13 @@ loss::LossGains detection_gains(const core::LossConfig& config) {
   gains.cls = config.cls;
   gains.dfl = config.dfl;
   return gains;
+}
+
+model::YoloModel TaskDefinition::build_model(const model::ModelName& name,
+                                             const data::DatasetSpec& dataset) const {
+  model::ModelName own = name;
+  own.task = task();
+  return build_task_model(own, dataset);
 }
 
 std::unique_ptr<TaskDefinition> make_task_definition(core::Task task) {

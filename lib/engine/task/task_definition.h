@@ -41,9 +41,10 @@ class TaskDefinition {
   // (segmentation), or, by default, turned into their enclosing boxes.
   virtual data::PolygonKind label_polygons() const { return data::PolygonKind::kNone; }
 
-  // The model `name` with this task's head for `dataset` (its classes; pose: its kpt_shape).
-  virtual model::YoloModel build_model(const model::ModelName& name,
-                                       const data::DatasetSpec& dataset) const = 0;
+  // The model `name` with this task's head for `dataset` (its classes; pose: its kpt_shape):
+  // build_task_model with this task (`task: pose` with a plain name builds the pose head).
+  model::YoloModel build_model(const model::ModelName& name,
+                               const data::DatasetSpec& dataset) const;
   // The training objective for `model`; its LossResult::items follow columns().loss_names.
   virtual std::unique_ptr<loss::YoloLoss> build_loss(const core::LossConfig& gains,
                                                      model::YoloModelImpl& model,
